@@ -1,0 +1,3 @@
+export { principalOf } from './auth.js'
+export { type ApiPluginOptions, apiPlugin } from './plugin.js'
+export { parse } from './validation.js'

@@ -1,0 +1,15 @@
+import type { Repositories, Store } from '@visitor-id/core'
+import type { FastifyPluginAsync } from 'fastify'
+import { createAuthHook } from './auth.js'
+import { visitorTrackingRoutes } from './routes/visitor-tracking.js'
+
+export interface ApiPluginOptions {
+  store: Store
+  repos: Repositories
+}
+
+/** Every /api/v1 route. Register with `{ prefix: '/api/v1' }`. */
+export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, options) => {
+  app.addHook('onRequest', createAuthHook(options.repos))
+  await app.register(visitorTrackingRoutes, { store: options.store, repos: options.repos })
+}

@@ -1,0 +1,72 @@
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from './config.js'
+
+describe('loadConfig', () => {
+  it('has working defaults', () => {
+    const config = loadConfig({})
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      dataDir: path.resolve('./data'),
+      role: 'all',
+      clickhouse: { url: undefined, database: 'default', cluster: undefined },
+      redis: { url: undefined, prefix: 'vid:' },
+      logLevel: 'info',
+      trustProxy: false,
+    })
+  })
+
+  it('reads every setting', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '127.0.0.1',
+      DATA_DIR: '/tmp/x',
+      PUBLIC_URL: 'https://t.example.com/',
+      ROLE: 'ingest',
+      CLICKHOUSE_URL: 'http://ch:8123',
+      CLICKHOUSE_USER: 'u',
+      CLICKHOUSE_PASSWORD: 'p',
+      CLICKHOUSE_DATABASE: 'vid',
+      CLICKHOUSE_CLUSTER: 'main',
+      REDIS_URL: 'redis://r:6379',
+      LOG_LEVEL: 'debug',
+      TRUST_PROXY: 'true',
+    })
+    expect(config).toMatchObject({
+      port: 9000,
+      publicUrl: 'https://t.example.com',
+      role: 'ingest',
+      clickhouse: { url: 'http://ch:8123', user: 'u', password: 'p', database: 'vid', cluster: 'main' },
+      redis: { url: 'redis://r:6379' },
+      trustProxy: true,
+    })
+  })
+
+  it.each([
+    [{ PORT: 'eighty' }, /^Invalid PORT \(got "eighty"\)/],
+    [{ PORT: '70000' }, /^Invalid PORT/],
+    [{ ROLE: 'boss' }, /^Invalid ROLE \(got "boss"\)/],
+    [{ LOG_LEVEL: 'loud' }, /^Invalid LOG_LEVEL/],
+    [{ CLICKHOUSE_URL: 'ftp://x' }, /^Invalid CLICKHOUSE_URL: must be a URL/],
+    [{ REDIS_URL: 'http://x' }, /^Invalid REDIS_URL/],
+    [{ CLICKHOUSE_DATABASE: 'a-b;DROP' }, /^Invalid CLICKHOUSE_DATABASE/],
+    [{ TRUST_PROXY: 'maybe' }, /^Invalid TRUST_PROXY/],
+  ])('rejects %j with one line naming the variable', (env, message) => {
+    const error = (() => {
+      try {
+        loadConfig(env)
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(error).toBeInstanceOf(ConfigError)
+    expect((error as Error).message).toMatch(message)
+    expect((error as Error).message).not.toContain('\n')
+  })
+
+  it('never echoes secrets or URLs that may hold credentials', () => {
+    expect(() => loadConfig({ REDIS_URL: 'http://user:hunter2@x' })).toThrow(/^Invalid REDIS_URL: /)
+    expect(() => loadConfig({ REDIS_URL: 'http://user:hunter2@x' })).not.toThrow(/hunter2/)
+  })
+})

@@ -1,0 +1,118 @@
+import path from 'node:path'
+import { z } from 'zod'
+
+const boolean = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
+  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v))
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v))
+
+const optionalUrl = (protocols: string[]) =>
+  optionalString.refine(
+    (v) => {
+      if (v === undefined) return true
+      try {
+        return protocols.includes(new URL(v).protocol)
+      } catch {
+        return false
+      }
+    },
+    { message: `must be a URL (${protocols.join(' or ')})` },
+  )
+
+const roles = ['all', 'ingest', 'api', 'worker'] as const
+export type Role = (typeof roles)[number]
+
+/** Every setting of the service, read from environment variables by `loadConfig` once at start-up. */
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  PUBLIC_URL: optionalUrl(['http:', 'https:']),
+  ROLE: z.enum(roles).default('all'),
+  CLICKHOUSE_URL: optionalUrl(['http:', 'https:']),
+  CLICKHOUSE_USER: optionalString,
+  CLICKHOUSE_PASSWORD: optionalString,
+  CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier')
+    .default('default'),
+  CLICKHOUSE_CLUSTER: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9_.-]+$/.test(v), {
+    message: 'must be a cluster name (letters, digits, _ . -)',
+  }),
+  REDIS_URL: optionalUrl(['redis:', 'rediss:']),
+  REDIS_PREFIX: z.string().default('vid:'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: boolean.default(false),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  INGEST_BATCH_ROWS: z.coerce.number().int().min(1).max(100_000).default(1000),
+  INGEST_BATCH_MS: z.coerce.number().int().min(1).max(60_000).default(200),
+  BOOTSTRAP: boolean.default(true),
+})
+
+type RawConfig = z.infer<typeof configSchema>
+
+export interface Config {
+  port: number
+  host: string
+  dataDir: string
+  publicUrl: string | undefined
+  role: Role
+  clickhouse: {
+    url: string | undefined
+    user: string | undefined
+    password: string | undefined
+    database: string
+    cluster: string | undefined
+  }
+  redis: { url: string | undefined; prefix: string }
+  logLevel: RawConfig['LOG_LEVEL']
+  trustProxy: boolean
+  shutdownTimeoutMs: number
+  ingest: { batchRows: number; batchMs: number }
+  bootstrap: boolean
+}
+
+/** A bad setting: `message` is one line naming the variable, fit to print without a stack trace. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/**
+ * Parses settings from an environment map.
+ * @example const config = loadConfig(process.env)
+ */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const parsed = configSchema.safeParse(env)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    const variable = String(issue.path[0] ?? 'environment')
+    const value = env[variable]
+    const shown = value === undefined || /PASSWORD|SECRET|KEY|URL/.test(variable) ? '' : ` (got "${value}")`
+    throw new ConfigError(`Invalid ${variable}${shown}: ${issue.message}`)
+  }
+  const c = parsed.data
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    dataDir: path.resolve(c.DATA_DIR),
+    publicUrl: c.PUBLIC_URL?.replace(/\/+$/, ''),
+    role: c.ROLE,
+    clickhouse: {
+      url: c.CLICKHOUSE_URL,
+      user: c.CLICKHOUSE_USER,
+      password: c.CLICKHOUSE_PASSWORD,
+      database: c.CLICKHOUSE_DATABASE,
+      cluster: c.CLICKHOUSE_CLUSTER,
+    },
+    redis: { url: c.REDIS_URL, prefix: c.REDIS_PREFIX },
+    logLevel: c.LOG_LEVEL,
+    trustProxy: c.TRUST_PROXY,
+    shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
+    ingest: { batchRows: c.INGEST_BATCH_ROWS, batchMs: c.INGEST_BATCH_MS },
+    bootstrap: c.BOOTSTRAP,
+  }
+}

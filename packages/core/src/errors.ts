@@ -1,0 +1,51 @@
+/**
+ * The error catalogue: every error the service reports, with its stable string code, HTTP status
+ * and message. Code throws `AppError`s built from here; one handler renders them as
+ * `{ statusCode, error, code, message, details? }`.
+ */
+export const errorCatalogue = {
+  invalid_request: { statusCode: 400, message: 'The request is invalid' },
+  invalid_json: { statusCode: 400, message: 'The body is not valid JSON' },
+  unauthorized: { statusCode: 401, message: 'A valid API key is required' },
+  forbidden: { statusCode: 403, message: 'The API key lacks the scope this endpoint needs' },
+  not_plus_employee: { statusCode: 403, message: 'This feature is available to B2B organizations only' },
+  insufficient_credits: { statusCode: 402, message: 'Not enough identification credits' },
+  no_linkedin: { statusCode: 400, message: 'The visitor has no LinkedIn URL' },
+  search_ongoing: { statusCode: 409, message: 'A phone number search is already running for this visitor' },
+  not_found: { statusCode: 409, message: 'A previous search found no phone number; it is not retried' },
+  already_unlocked: { statusCode: 409, message: 'The phone number is already unlocked' },
+  organization_not_found: { statusCode: 404, message: 'Organization not found' },
+  list_not_found: { statusCode: 404, message: 'List not found' },
+  no_enriched_emails: { statusCode: 409, message: 'The list has no enriched emails' },
+  resource_not_found: { statusCode: 404, message: 'Resource not found' },
+  route_not_found: { statusCode: 404, message: 'Route not found' },
+  method_not_allowed: { statusCode: 405, message: 'Method not allowed' },
+  conflict: { statusCode: 409, message: 'The resource already exists' },
+  payload_too_large: { statusCode: 413, message: 'The request body is too large' },
+  unsupported_media_type: { statusCode: 415, message: 'Unsupported content type' },
+  rate_limited: { statusCode: 429, message: 'Rate limit exceeded' },
+  internal_error: { statusCode: 500, message: 'Internal error' },
+  service_unavailable: { statusCode: 503, message: 'The service is temporarily unavailable' },
+} as const satisfies Record<string, { statusCode: number; message: string }>
+
+export type ErrorCode = keyof typeof errorCatalogue
+
+/** An error with a catalogue code; safe to show to API callers. */
+export class AppError extends Error {
+  override name = 'AppError'
+  readonly code: ErrorCode
+  readonly statusCode: number
+  readonly details: unknown
+
+  constructor(code: ErrorCode, message?: string, details?: unknown) {
+    super(message ?? errorCatalogue[code].message)
+    this.code = code
+    this.statusCode = errorCatalogue[code].statusCode
+    this.details = details
+  }
+}
+
+/** Shorthand: `throw appError('resource_not_found', 'Visitor not found')`. */
+export function appError(code: ErrorCode, message?: string, details?: unknown): AppError {
+  return new AppError(code, message, details)
+}

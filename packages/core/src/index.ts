@@ -1,0 +1,90 @@
+export { type Config, ConfigError, configSchema, loadConfig, type Role } from './config.js'
+export {
+  type Coordination,
+  type CoordinationOptions,
+  createCoordination,
+  createMemoryCoordination,
+  createRedisCoordination,
+  type JobHandler,
+  type JobInfo,
+  type JobOptions,
+  type JobQueue,
+  type KeyValue,
+  type LockHandle,
+  type Locks,
+  LockTimeoutError,
+  type PubSub,
+  type RateLimiter,
+  type RateLimiterOptions,
+  type RateLimitResult,
+} from './coordination/index.js'
+export { AppError, appError, type ErrorCode, errorCatalogue } from './errors.js'
+export { type ErrorBody, toErrorBody } from './http-errors.js'
+export { newId, nextVersion, randomToken, safeEqual, sha256Hex } from './ids.js'
+export { addressOrganization, hasScope, requireScope, type Scope, scopes } from './services/access.js'
+export { authenticateKey, type Principal } from './services/auth.js'
+export { type BootstrapFile, type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js'
+export {
+  type IssuedKey,
+  issueKey,
+  type KeyKind,
+  keyPrefixLength,
+  newTrackingKey,
+  organizationKeyPattern,
+  partnerKeyPattern,
+  trackingKeyPattern,
+} from './services/keys.js'
+export {
+  type CreateApiKeyInput,
+  type CreateOrganizationInput,
+  createApiKey,
+  createOrganization,
+  createPartner,
+  createUser,
+} from './services/tenancy.js'
+export {
+  getVisitorProfile,
+  type PageViewEntry,
+  type VisitorProfile,
+  type VisitorProfileOptions,
+  type VisitorSession,
+} from './services/visitors.js'
+export {
+  classifyStoreError,
+  createStore,
+  type QueryParams,
+  type Store,
+  StoreError,
+  type StoreErrorKind,
+  type StoreOptions,
+} from './store/client.js'
+export { type DataDirLock, DataDirLockedError, lockDataDir } from './store/data-dir-lock.js'
+export {
+  type ApiKeyRow,
+  createRepositories,
+  type MembershipRow,
+  type OrganizationRow,
+  type PartnerRow,
+  type PixelConfigRow,
+  type ProductType,
+  type Repositories,
+  type UserRow,
+  type VisitorRow,
+} from './store/entities.js'
+export {
+  appliedMigrations,
+  defaultMigrationsDir,
+  isMigrated,
+  type MigrateOptions,
+  type Migration,
+  MigrationError,
+  migrate,
+  readMigrations,
+} from './store/migrate.js'
+export { type DdlTarget, renderMigration, renderStatement, splitStatements } from './store/render-ddl.js'
+export {
+  createEntityRepository,
+  type EntityDefinition,
+  type EntityRepository,
+  type FindOptions,
+} from './store/repository.js'

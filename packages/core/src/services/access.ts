@@ -1,0 +1,41 @@
+import { appError } from '../errors.js'
+import type { OrganizationRow, Repositories } from '../store/entities.js'
+import type { Principal } from './auth.js'
+
+export type Scope = 'read' | 'write' | 'admin' | 'agency:read' | 'agency:write'
+
+export const scopes: readonly Scope[] = ['read', 'write', 'admin', 'agency:read', 'agency:write']
+
+/** `admin` grants the base scopes; agency scopes are granted only explicitly. */
+export function hasScope(granted: readonly string[], needed: Scope): boolean {
+  if (granted.includes(needed)) return true
+  return (needed === 'read' || needed === 'write') && granted.includes('admin')
+}
+
+/** Throws `forbidden` unless the principal holds the scope. */
+export function requireScope(principal: Principal, needed: Scope): void {
+  if (!hasScope(principal.scopes, needed)) throw appError('forbidden')
+}
+
+/**
+ * The organization a principal asks for, if it may address it: its own organization, or, for an
+ * agency key with agency scopes, one of the agency's sub-organizations. Anything else is
+ * `resource_not_found` (404), so other tenants' ids are indistinguishable from unknown ones.
+ */
+export async function addressOrganization(
+  repos: Repositories,
+  principal: Principal,
+  organizationId: string,
+  access: 'read' | 'write',
+): Promise<OrganizationRow> {
+  const notFound = appError('resource_not_found', 'Organization not found')
+  if (principal.kind !== 'organization' || !/^[0-9a-f-]{36}$/i.test(organizationId)) throw notFound
+  const organization = await repos.organizations.get({ id: organizationId.toLowerCase() })
+  if (!organization) throw notFound
+  if (organization.id === principal.organizationId) return organization
+  const agencyScope: Scope = access === 'read' ? 'agency:read' : 'agency:write'
+  if (organization.agency_id === principal.organizationId && hasScope(principal.scopes, agencyScope)) {
+    return organization
+  }
+  throw notFound
+}

@@ -1,0 +1,209 @@
+import type { Store } from './client.js'
+import { createEntityRepository, type EntityDefinition, type EntityRepository } from './repository.js'
+
+/** Rows as stored (snake_case); timestamps are ISO 8601 strings. */
+export interface PartnerRow {
+  id: string
+  name: string
+  created_at: string
+  updated_at: string
+}
+
+export type ProductType = 'standard' | 'plus_employee'
+
+export interface OrganizationRow {
+  id: string
+  name: string
+  domain: string
+  product_type: ProductType
+  is_agency: boolean
+  agency_id: string | null
+  partner_id: string | null
+  max_overages: number | null
+  auto_phone_enrichment: boolean
+  created_by_user_id: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface UserRow {
+  id: string
+  email: string
+  name: string
+  created_at: string
+  updated_at: string
+}
+
+export interface MembershipRow {
+  organization_id: string
+  user_id: string
+  role: 'owner' | 'member'
+  created_at: string
+  updated_at: string
+}
+
+export interface ApiKeyRow {
+  id: string
+  kind: 'organization' | 'partner'
+  organization_id: string | null
+  partner_id: string | null
+  created_by_user_id: string | null
+  name: string
+  key_hash: string
+  key_prefix: string
+  scopes: string[]
+  status: 'active' | 'revoked'
+  expires_at: string | null
+  last_used_at: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface PixelConfigRow {
+  id: string
+  organization_id: string
+  tracking_key: string
+  allowed_referrers: string[]
+  verified_domains: string[]
+  ip_tracking: boolean
+  respect_privacy_signals: boolean
+  form_capture: boolean
+  icp_settings: string
+  created_at: string
+  updated_at: string
+}
+
+export interface VisitorRow {
+  id: string
+  organization_id: string
+  email: string
+  first_name: string
+  last_name: string
+  job_title: string
+  linkedin_url: string
+  company_id: string
+  identified_at: string | null
+  first_seen_at: string
+  last_seen_at: string
+  created_at: string
+  updated_at: string
+}
+
+const time = "DateTime64(3, 'UTC')"
+const stamps = { created_at: time, updated_at: time } as const
+
+export const partnersTable: EntityDefinition<PartnerRow> = {
+  table: 'partners',
+  key: ['id'],
+  columns: { id: 'UUID', name: 'String', ...stamps },
+}
+
+export const organizationsTable: EntityDefinition<OrganizationRow> = {
+  table: 'organizations',
+  key: ['id'],
+  columns: {
+    id: 'UUID',
+    name: 'String',
+    domain: 'String',
+    product_type: 'String',
+    is_agency: 'Bool',
+    agency_id: 'Nullable(UUID)',
+    partner_id: 'Nullable(UUID)',
+    max_overages: 'Nullable(Float64)',
+    auto_phone_enrichment: 'Bool',
+    created_by_user_id: 'Nullable(UUID)',
+    ...stamps,
+  },
+}
+
+export const usersTable: EntityDefinition<UserRow> = {
+  table: 'users',
+  key: ['id'],
+  columns: { id: 'UUID', email: 'String', name: 'String', ...stamps },
+}
+
+export const membershipsTable: EntityDefinition<MembershipRow> = {
+  table: 'memberships',
+  key: ['organization_id', 'user_id'],
+  columns: { organization_id: 'UUID', user_id: 'UUID', role: 'String', ...stamps },
+}
+
+export const apiKeysTable: EntityDefinition<ApiKeyRow> = {
+  table: 'api_keys',
+  key: ['id'],
+  columns: {
+    id: 'String',
+    kind: 'String',
+    organization_id: 'Nullable(UUID)',
+    partner_id: 'Nullable(UUID)',
+    created_by_user_id: 'Nullable(UUID)',
+    name: 'String',
+    key_hash: 'String',
+    key_prefix: 'String',
+    scopes: 'Array(String)',
+    status: 'String',
+    expires_at: `Nullable(${time})`,
+    last_used_at: `Nullable(${time})`,
+    ...stamps,
+  },
+}
+
+export const pixelConfigsTable: EntityDefinition<PixelConfigRow> = {
+  table: 'pixel_configs',
+  key: ['organization_id'],
+  columns: {
+    id: 'String',
+    organization_id: 'UUID',
+    tracking_key: 'String',
+    allowed_referrers: 'Array(String)',
+    verified_domains: 'Array(String)',
+    ip_tracking: 'Bool',
+    respect_privacy_signals: 'Bool',
+    form_capture: 'Bool',
+    icp_settings: 'String',
+    ...stamps,
+  },
+}
+
+export const visitorsTable: EntityDefinition<VisitorRow> = {
+  table: 'visitors',
+  key: ['organization_id', 'id'],
+  columns: {
+    id: 'UUID',
+    organization_id: 'UUID',
+    email: 'String',
+    first_name: 'String',
+    last_name: 'String',
+    job_title: 'String',
+    linkedin_url: 'String',
+    company_id: 'String',
+    identified_at: `Nullable(${time})`,
+    first_seen_at: time,
+    last_seen_at: time,
+    ...stamps,
+  },
+}
+
+/** Every entity repository, made once per store by the composition root. */
+export interface Repositories {
+  partners: EntityRepository<PartnerRow>
+  organizations: EntityRepository<OrganizationRow>
+  users: EntityRepository<UserRow>
+  memberships: EntityRepository<MembershipRow>
+  apiKeys: EntityRepository<ApiKeyRow>
+  pixelConfigs: EntityRepository<PixelConfigRow>
+  visitors: EntityRepository<VisitorRow>
+}
+
+/** @example const repos = createRepositories(store); await repos.organizations.get({ id }) */
+export function createRepositories(store: Store): Repositories {
+  return {
+    partners: createEntityRepository(store, partnersTable),
+    organizations: createEntityRepository(store, organizationsTable),
+    users: createEntityRepository(store, usersTable),
+    memberships: createEntityRepository(store, membershipsTable),
+    apiKeys: createEntityRepository(store, apiKeysTable),
+    pixelConfigs: createEntityRepository(store, pixelConfigsTable),
+    visitors: createEntityRepository(store, visitorsTable),
+  }
+}

@@ -1,0 +1,113 @@
+import { loadConfig } from '@visitor-id/core'
+import { tempDir } from '@visitor-id/core/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type RunningServer, startServer } from './runtime.js'
+
+const data = tempDir('vid-app-')
+let server: RunningServer
+
+beforeAll(async () => {
+  server = await startServer(
+    loadConfig({ DATA_DIR: data.dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }),
+  )
+})
+
+afterAll(async () => {
+  await server.stop()
+  data.remove()
+})
+
+const errorShape = (statusCode: number, code: string) => ({
+  statusCode,
+  error: expect.any(String),
+  code,
+  message: expect.any(String),
+})
+
+describe('HTTP error bodies', () => {
+  it('unknown routes: 404 with the error body', async () => {
+    const response = await server.app.inject({ method: 'GET', url: '/nope?x=1' })
+    expect(response.statusCode).toBe(404)
+    expect(response.json()).toEqual(errorShape(404, 'route_not_found'))
+    const api = await server.app.inject({ method: 'DELETE', url: '/api/v1/nothing-here' })
+    expect(api.json()).toEqual(errorShape(404, 'route_not_found'))
+  })
+
+  it('invalid JSON: 400 invalid_json', async () => {
+    for (const contentType of ['text/plain', 'application/json']) {
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/collect',
+        headers: { 'content-type': contentType },
+        payload: '{"k":',
+      })
+      expect(response.statusCode).toBe(400)
+      expect(response.json()).toEqual(errorShape(400, 'invalid_json'))
+    }
+  })
+
+  it('wrong content type: 415', async () => {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/collect',
+      headers: { 'content-type': 'application/xml' },
+      payload: '<hit/>',
+    })
+    expect(response.statusCode).toBe(415)
+    expect(response.json()).toEqual(errorShape(415, 'unsupported_media_type'))
+  })
+
+  it('oversized body: 413', async () => {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/collect',
+      headers: { 'content-type': 'text/plain' },
+      payload: JSON.stringify({ k: 'x'.repeat(20_000) }),
+    })
+    expect(response.statusCode).toBe(413)
+    expect(response.json()).toEqual(errorShape(413, 'payload_too_large'))
+  })
+
+  it('a hit that fails validation: 400 with the failing fields', async () => {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/collect',
+      headers: { 'content-type': 'text/plain' },
+      payload: JSON.stringify({ k: 1, e: 'pv' }),
+    })
+    expect(response.statusCode).toBe(400)
+    const body = response.json()
+    expect(body).toMatchObject(errorShape(400, 'invalid_request'))
+    expect(body.details.issues.map((i: { path: string }) => i.path)).toEqual(
+      expect.arrayContaining(['k', 'v', 's', 'u']),
+    )
+  })
+
+  it('an unknown tracking key is accepted and dropped, like a known one', async () => {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/collect',
+      headers: { 'content-type': 'text/plain' },
+      payload: JSON.stringify({
+        k: 'pk_000000000000000000000000',
+        e: 'pv',
+        v: '00000000-0000-4000-8000-000000000001',
+        s: '00000000-0000-4000-8000-000000000002',
+        u: 'https://x.test/',
+      }),
+    })
+    expect(response.statusCode).toBe(202)
+  })
+
+  it('malformed keys get 401, never 500', async () => {
+    for (const key of ['', 'bsk_live_', 'bsk_live_ZZ', `bsk_live_${'a'.repeat(32)}`, 'x'.repeat(5000)]) {
+      const response = await server.app.inject({
+        method: 'GET',
+        url: '/api/v1/visitor-tracking/00000000-0000-4000-8000-000000000001/visitors/00000000-0000-4000-8000-000000000002',
+        headers: { 'x-api-key': key },
+      })
+      expect(response.statusCode).toBe(401)
+      expect(response.json()).toEqual(errorShape(401, 'unauthorized'))
+    }
+  })
+})

@@ -1,0 +1,68 @@
+import { apiPlugin } from '@visitor-id/api'
+import {
+  appError,
+  type Config,
+  isMigrated,
+  type Migration,
+  type Repositories,
+  type Store,
+  toErrorBody,
+} from '@visitor-id/core'
+import { type BatchWriter, ingestPlugin, type PageViewRow, type TrackingKeyCache } from '@visitor-id/ingest'
+import Fastify, { type FastifyInstance } from 'fastify'
+
+export interface AppDependencies {
+  config: Config
+  store: Store
+  repos: Repositories
+  migrations: Migration[]
+  ingest?: { writer: BatchWriter<PageViewRow>; trackingKeys: TrackingKeyCache }
+}
+
+const redactedPaths = [
+  'req.headers["x-api-key"]',
+  'req.headers["x-partner-api-key"]',
+  'req.headers.authorization',
+]
+
+/**
+ * The HTTP application for one process: health routes, and ingest and/or the API by role.
+ * @example const app = await buildApp({ config, store, repos, migrations, ingest })
+ */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config } = deps
+  const app = Fastify({
+    logger: { level: config.logLevel, redact: redactedPaths },
+    trustProxy: config.trustProxy,
+    bodyLimit: 1024 * 1024,
+    // Respond to a client that goes away mid-request without keeping sockets open at shutdown.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  })
+
+  app.setErrorHandler((error, request, reply) => {
+    const body = toErrorBody(error)
+    if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    return reply.code(body.statusCode).send(body)
+  })
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!.slice(0, 200)
+    const body = toErrorBody(appError('route_not_found', `Route ${request.method} ${path} not found`))
+    return reply.code(body.statusCode).send(body)
+  })
+
+  app.get('/healthz', async () => ({ status: 'ok' }))
+  app.get('/readyz', async (_request, reply) => {
+    const ready = (await deps.store.ping()) && (await isMigrated(deps.store, deps.migrations))
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready' })
+  })
+
+  const serveIngest = config.role === 'all' || config.role === 'ingest'
+  const serveApi = config.role === 'all' || config.role === 'api'
+  if (serveIngest) {
+    if (!deps.ingest) throw new Error('The ingest role needs a writer and a tracking key cache')
+    await app.register(ingestPlugin, deps.ingest)
+  }
+  if (serveApi) await app.register(apiPlugin, { prefix: '/api/v1', store: deps.store, repos: deps.repos })
+  return app
+}

@@ -1,0 +1,127 @@
+import { parseArgs } from 'node:util'
+import {
+  type Config,
+  createApiKey,
+  createOrganization,
+  createRepositories,
+  createUser,
+  scopes as knownScopes,
+  migrate,
+  type Repositories,
+  type Scope,
+} from '@visitor-id/core'
+import { openStore } from './runtime.js'
+
+export const usage = `Usage: visitor-id <command> [options]   (from the repo: npm run cli -- <command>)
+
+Commands:
+  serve [--role all|ingest|api|worker]   start the service (default role: all)
+  migrate                                apply pending migrations and exit
+  org create --name NAME [--domain DOMAIN] [--owner-email EMAIL] [--plus-employee] [--agency]
+                                         create an organization, its owner and pixel config
+  keys create --org ORG_ID [--name NAME] [--scopes read,write] [--expires-at ISO8601]
+                                         create an organization API key (printed once)
+  help                                   show this text
+
+Settings come from environment variables (see README).`
+
+/** A usage problem: printed as one line, exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError'
+}
+
+type Out = (line: string) => void
+
+async function withRepos<T>(config: Config, work: (repos: Repositories) => Promise<T>): Promise<T> {
+  const { store, lock } = openStore(config)
+  try {
+    await migrate(store)
+    return await work(createRepositories(store))
+  } finally {
+    await store.close()
+    lock?.release()
+  }
+}
+
+async function orgCreate(config: Config, args: string[], out: Out) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      name: { type: 'string' },
+      domain: { type: 'string' },
+      'owner-email': { type: 'string' },
+      'plus-employee': { type: 'boolean' },
+      agency: { type: 'boolean' },
+    },
+  })
+  if (!values.name?.trim()) throw new UsageError('org create needs --name')
+  const result = await withRepos(config, async (repos) => {
+    const user = await createUser(repos, { email: values['owner-email'] ?? 'owner@localhost' })
+    const { organization, pixelConfig } = await createOrganization(repos, {
+      name: values.name!.trim(),
+      ownerUserId: user.id,
+      ...(values.domain ? { domain: values.domain } : {}),
+      productType: values['plus-employee'] ? 'plus_employee' : 'standard',
+      isAgency: values.agency ?? false,
+    })
+    return { organizationId: organization.id, userId: user.id, trackingKey: pixelConfig.tracking_key }
+  })
+  out(JSON.stringify(result, null, 2))
+}
+
+async function keysCreate(config: Config, args: string[], out: Out) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      org: { type: 'string' },
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      'expires-at': { type: 'string' },
+    },
+  })
+  if (!values.org) throw new UsageError('keys create needs --org ORG_ID')
+  const scopes = (values.scopes ?? 'read,write').split(',').map((s) => s.trim())
+  const unknown = scopes.filter((s) => !knownScopes.includes(s as Scope))
+  if (unknown.length > 0) throw new UsageError(`Unknown scope(s): ${unknown.join(', ')}`)
+  const expiresAt = values['expires-at']
+  if (expiresAt !== undefined && !(Date.parse(expiresAt) > Date.now())) {
+    throw new UsageError('--expires-at must be an ISO 8601 time in the future')
+  }
+  const result = await withRepos(config, async (repos) => {
+    const organization = await repos.organizations
+      .get({ id: values.org!.toLowerCase() })
+      .catch(() => undefined)
+    if (!organization) throw new UsageError(`No organization ${values.org}`)
+    const owner = (
+      await repos.memberships.find({ organization_id: organization.id, role: 'owner' }, { limit: 1 })
+    )[0]
+    const { apiKey, plainKey } = await createApiKey(repos, {
+      organizationId: organization.id,
+      createdByUserId: owner?.user_id ?? null,
+      name: values.name ?? 'CLI key',
+      scopes,
+      expiresAt: expiresAt ? new Date(expiresAt).toISOString() : null,
+    })
+    return { id: apiKey.id, keyPrefix: apiKey.key_prefix, scopes, plainKey }
+  })
+  out(JSON.stringify(result, null, 2))
+}
+
+/** Runs one admin command (everything but `serve`). */
+export async function runAdminCommand(config: Config, argv: string[], out: Out): Promise<void> {
+  const [command, sub, ...rest] = argv
+  if (command === 'migrate') {
+    const { store, lock } = openStore(config)
+    try {
+      const { applied } = await migrate(store)
+      out(applied.length ? `applied: ${applied.join(', ')}` : 'nothing to apply')
+    } finally {
+      await store.close()
+      lock?.release()
+    }
+    return
+  }
+  if (command === 'org' && sub === 'create') return orgCreate(config, rest, out)
+  if (command === 'keys' && sub === 'create') return keysCreate(config, rest, out)
+  throw new UsageError(`Unknown command: ${argv.join(' ') || '(none)'}. Run "help" for the list.`)
+}

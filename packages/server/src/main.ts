@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// Entry point: `visitor-id serve` and the admin commands. The only place that reads process.env.
+import { parseArgs } from 'node:util'
+import { ConfigError, DataDirLockedError, loadConfig } from '@visitor-id/core'
+import { runAdminCommand, UsageError, usage } from './cli.js'
+import { startServer } from './runtime.js'
+
+async function serve(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { role: { type: 'string' } } })
+  const config = loadConfig({ ...process.env, ...(values.role ? { ROLE: values.role } : {}) })
+  const server = await startServer(config)
+  const log = server.app.log
+  log.info({ url: server.url, role: config.role, dataDir: config.dataDir }, 'ready')
+  console.log(`visitor-id is running at ${server.url} (role ${config.role})`)
+  console.log(`bootstrap keys: ${server.bootstrapFile}`)
+
+  let signals = 0
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1
+    if (signals > 1) {
+      log.warn({ signal }, 'second signal: exiting now')
+      process.exit(130)
+    }
+    log.info({ signal }, 'shutting down')
+    const forced = setTimeout(() => {
+      log.error('shutdown took too long: exiting')
+      process.exit(1)
+    }, config.shutdownTimeoutMs)
+    forced.unref()
+    server.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv
+  if (!command || command === 'help' || command === '--help' || command === '-h') {
+    console.log(usage)
+    return
+  }
+  if (command === 'serve') return serve(rest)
+  await runAdminCommand(loadConfig(process.env), argv, (line) => console.log(line))
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  // Expected failures print one clear line, no stack trace.
+  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof UsageError) {
+    console.error(`visitor-id: ${error.message}`)
+    process.exit(error instanceof UsageError ? 2 : 1)
+  }
+  if (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`visitor-id: ${error.message}`)
+    process.exit(2)
+  }
+  console.error('visitor-id: failed to start:', error)
+  process.exit(1)
+})
