@@ -1,11 +1,13 @@
-import type { Repositories, Store } from '@visitor-id/core'
+import type { Config, Coordination, Repositories, Store } from '@visitor-id/core'
 import type { FastifyPluginAsync } from 'fastify'
 import { createAuthHook } from './auth.js'
 import { visitorTrackingRoutes } from './routes/visitor-tracking.js'
 
 export interface ApiPluginOptions {
+  config: Config
   store: Store
   repos: Repositories
+  coordination: Coordination
 }
 
 /** Every /api/v1 route. Register with `{ prefix: '/api/v1' }`. */

@@ -2,6 +2,7 @@ import { apiPlugin } from '@visitor-id/api'
 import {
   appError,
   type Config,
+  type Coordination,
   isMigrated,
   type Migration,
   type Repositories,
@@ -14,6 +15,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 export interface AppDependencies {
   config: Config
   store: Store
+  coordination: Coordination
   repos: Repositories
   migrations: Migration[]
   ingest?: { writer: BatchWriter<PageViewRow>; trackingKeys: TrackingKeyCache }
@@ -63,6 +65,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     if (!deps.ingest) throw new Error('The ingest role needs a writer and a tracking key cache')
     await app.register(ingestPlugin, deps.ingest)
   }
-  if (serveApi) await app.register(apiPlugin, { prefix: '/api/v1', store: deps.store, repos: deps.repos })
+  if (serveApi)
+    await app.register(apiPlugin, {
+      prefix: '/api/v1',
+      store: deps.store,
+      repos: deps.repos,
+      coordination: deps.coordination,
+      config,
+    })
   return app
 }

@@ -65,7 +65,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       maxMs: config.ingest.batchMs,
     })
     const trackingKeys = createTrackingKeyCache({ repos, ttlMs: 30_000 })
-    app = await buildApp({ config, store, repos, migrations, ingest: { writer, trackingKeys } })
+    app = await buildApp({ config, store, coordination, repos, migrations, ingest: { writer, trackingKeys } })
     const address = await app.listen({ port: config.port, host: config.host })
     if (bootstrap?.created) app.log.info({ file: bootstrap.file }, 'bootstrap: wrote the first keys')
 
