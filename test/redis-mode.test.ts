@@ -1,0 +1,52 @@
+import net from 'node:net'
+import { tempDir } from '@visitor-id/core/testing'
+import { afterAll, describe, expect, it } from 'vitest'
+import { startServerProcess } from './support/server-process.js'
+
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+async function redisAnswers(): Promise<boolean> {
+  const url = new URL(redisUrl)
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: url.hostname, port: Number(url.port || 6379) })
+    socket.setTimeout(1000)
+    socket.once('connect', () => {
+      socket.end()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+    socket.once('timeout', () => {
+      socket.destroy()
+      resolve(false)
+    })
+  })
+}
+
+const reachable = await redisAnswers()
+if (!reachable && process.env.CI !== 'true') {
+  console.warn(
+    `\n!!! Redis at ${redisUrl} is not reachable: the Redis-mode server test is SKIPPED (it runs in CI).\n`,
+  )
+}
+const data = tempDir('vid-redis-mode-')
+afterAll(() => data.remove())
+
+describe.skipIf(!reachable && process.env.CI !== 'true')('server with REDIS_URL', () => {
+  it('starts on Redis coordination, is ready, and exits 0 on SIGTERM without hanging on connections', async () => {
+    const server = await startServerProcess({
+      DATA_DIR: data.dir,
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: `vid-test-${process.pid}-${Date.now()}:`,
+    })
+    try {
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200)
+      const started = Date.now()
+      server.child.kill('SIGTERM')
+      const { code } = await server.exit
+      expect(code).toBe(0)
+      expect(Date.now() - started).toBeLessThan(10_000)
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL')
+    }
+  })
+})
