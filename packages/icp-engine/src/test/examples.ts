@@ -1,0 +1,155 @@
+// Example table: one condition, one fact, the expected outcome. Every comparator x value kind x
+// missing / array / case combination the README promises is pinned here, and the same table runs
+// through evaluate, compileRules and (where the fact fits a column) ClickHouse.
+
+import type { Comparator, ConditionType, FactValue } from '../types.js'
+
+export type Example = [
+  type: ConditionType,
+  comparator: Comparator,
+  value: unknown,
+  fact: FactValue,
+  expected: boolean,
+]
+
+const MISSING: FactValue[] = [undefined, null, '', [], ['']]
+
+function missing(type: ConditionType, comparator: Comparator, value: unknown, expected: boolean): Example[] {
+  return MISSING.map((fact) => [type, comparator, value, fact, expected])
+}
+
+export const EXAMPLES: Example[] = [
+  // equals / not_equals on strings: case-insensitive (Unicode), untrimmed, any element of an array.
+  ['industry', 'equals', 'SaaS', 'saas', true],
+  ['industry', 'equals', 'SaaS', 'SAAS', true],
+  ['industry', 'equals', 'SaaS', ' saas', false],
+  ['industry', 'equals', 'École', 'ÉCOLE', true],
+  ['industry', 'equals', 'İstanbul', 'i\u0307stanbul', true], // İ lowercases to i + combining dot
+  ['industry', 'equals', 'SaaS', ['Retail', 'saas'], true],
+  ['industry', 'equals', 'SaaS', ['Retail', 'Fintech'], false],
+  ['industry', 'equals', 'SaaS', 42, false],
+  ['company_postal_code', 'equals', 75001, '75001', true],
+  ['company_postal_code', 'equals', 75001, 75001, false], // string types read text only
+  ...missing('industry', 'equals', 'SaaS', false),
+  ['industry', 'not_equals', 'SaaS', 'SAAS', false],
+  ['industry', 'not_equals', 'SaaS', 'Retail', true],
+  ['industry', 'not_equals', 'SaaS', ['Retail', 'saas'], false],
+  ['industry', 'not_equals', 'SaaS', ['Retail', 'Fintech'], true],
+  ...missing('industry', 'not_equals', 'SaaS', true),
+  // equals / not_equals on numbers: numeric strings count, anything else is missing.
+  ['company_size', 'equals', 500, 500, true],
+  ['company_size', 'equals', '500', 500, true],
+  ['company_size', 'equals', 500, '500', true],
+  ['company_size', 'equals', 500, '5e2', true],
+  ['company_size', 'equals', 500, '500.0', true],
+  ['company_size', 'equals', 500, ' 500', false],
+  ['company_size', 'equals', 0, '-0', true],
+  ['company_size', 'equals', 500, [1, '500'], true],
+  ...missing('company_size', 'equals', 500, false),
+  ['company_size', 'not_equals', 500, 501, true],
+  ['company_size', 'not_equals', 500, '500', false],
+  ['company_size', 'not_equals', 500, 'abc', true],
+  ['company_size', 'not_equals', 500, [1, 500], false],
+  ...missing('company_size', 'not_equals', 500, true),
+  // equals / not_equals on booleans.
+  ['is_hosting', 'equals', true, true, true],
+  ['is_hosting', 'equals', true, false, false],
+  ['is_hosting', 'equals', false, false, true],
+  ['is_hosting', 'equals', true, 'true', false],
+  ['is_hosting', 'equals', true, 1, false],
+  ['icp_match', 'equals', false, undefined, false],
+  ['icp_match', 'not_equals', false, undefined, true],
+  ['icp_match', 'not_equals', false, false, false],
+  ['persona_match', 'not_equals', true, false, true],
+  // contains / not_contains / starts_with / ends_with.
+  ['job_title', 'contains', 'CTO', 'Deputy cto, EMEA', true],
+  ['job_title', 'contains', 'straße', 'STRASSE', false], // lowercase, not case folding
+  ['job_title', 'contains', 'ΟΔΟΣ', 'οδος 5', true],
+  ['job_title', 'contains', 'ceo', ['Founder', 'CEO & co'], true],
+  ['job_title', 'contains', 'ceo', ['Founder', 'CTO'], false],
+  ...missing('job_title', 'contains', 'ceo', false),
+  ['job_title', 'not_contains', 'intern', 'Marketing INTERN', false],
+  ['job_title', 'not_contains', 'intern', 'Head of Marketing', true],
+  ['job_title', 'not_contains', 'intern', ['Head', 'intern'], false],
+  ...missing('job_title', 'not_contains', 'intern', true),
+  ['domain', 'starts_with', 'WWW.', 'www.acme.com', true],
+  ['domain', 'starts_with', 'acme', 'www.acme.com', false],
+  ['domain', 'starts_with', 'acme', ['www.acme.com', 'ACME.io'], true],
+  ...missing('domain', 'starts_with', 'acme', false),
+  ['domain', 'ends_with', '.IO', 'acme.io', true],
+  ['domain', 'ends_with', '.io', 'acme.io ', false],
+  ['domain', 'ends_with', '.io', ['acme.com', 'acme.io'], true],
+  ...missing('domain', 'ends_with', '.io', false),
+  // page_contains / page_equals both read facts.pages; the comparator decides.
+  ['page_contains', 'contains', '/pricing', ['/', '/Pricing/Team'], true],
+  ['page_equals', 'equals', '/pricing', ['/', '/Pricing/Team'], false],
+  ['page_equals', 'equals', '/pricing', '/PRICING', true],
+  // gt / gte / lt / lte.
+  ['page_view_count', 'gt', 3, 4, true],
+  ['page_view_count', 'gt', 3, 3, false],
+  ['page_view_count', 'gte', 3, 3, true],
+  ['page_view_count', 'lt', 3, 2.5, true],
+  ['page_view_count', 'lte', 3, '3', true],
+  ['page_view_count', 'gt', 3, '4e0', true],
+  ['page_view_count', 'gt', 3, '.5e1', true],
+  ['page_view_count', 'gt', 3, 'many', false],
+  ['page_view_count', 'gt', 3, '0x10', false],
+  ['page_view_count', 'gt', 3, 'Infinity', false],
+  ['page_view_count', 'gt', 3, '1e400', false],
+  ['page_view_count', 'gt', 3, Number.POSITIVE_INFINITY, false],
+  ['page_view_count', 'lt', 3, Number.NEGATIVE_INFINITY, false],
+  ['page_view_count', 'lt', 3, Number.NaN, false],
+  ['page_view_count', 'gt', 3, true, false],
+  ['page_view_count', 'gt', 3, [1, 2, '7'], true],
+  ['page_view_count', 'gt', 3, [1, 2, 'x'], false],
+  ...missing('page_view_count', 'gt', 3, false),
+  ...missing('page_view_count', 'lte', 3, false),
+  // between is inclusive at both ends.
+  ['company_size', 'between', [50, 200], 50, true],
+  ['company_size', 'between', [50, 200], 200, true],
+  ['company_size', 'between', [50, 200], 200.5, false],
+  ['company_size', 'between', [50, 200], '120', true],
+  ['company_size', 'between', [50, 50], 50, true],
+  ['company_size', 'between', [50, 200], [10, 1000, 60], true],
+  ['company_size', 'between', [50, 200], [10, 1000], false],
+  ...missing('company_size', 'between', [50, 200], false),
+  // in / not_in: membership of the fact (any element) in the list.
+  ['country', 'in', ['FR', 'DE'], 'fr', true],
+  ['country', 'in', ['FR', 'DE'], 'ES', false],
+  ['country', 'in', ['FR', 'DE'], ['ES', 'de'], true],
+  ...missing('country', 'in', ['FR', 'DE'], false),
+  ['country', 'not_in', ['FR', 'DE'], 'fr', false],
+  ['country', 'not_in', ['FR', 'DE'], 'ES', true],
+  ['country', 'not_in', ['FR', 'DE'], ['ES', 'de'], false],
+  ...missing('country', 'not_in', ['FR', 'DE'], true),
+  ['company_size', 'in', [10, '50'], '50', true],
+  ['company_size', 'in', [10, 50], 11, false],
+  ['company_size', 'not_in', [10, 50], 11, true],
+  ['company_size', 'not_in', [10, 50], [11, '1e1'], false],
+  // has_any / has_all: a scalar fact is a one-element array.
+  ['utm_source', 'has_any', ['Google', 'Bing'], ['newsletter', 'google'], true],
+  ['utm_source', 'has_any', ['Google', 'Bing'], 'BING', true],
+  ['utm_source', 'has_any', ['Google', 'Bing'], ['newsletter'], false],
+  ...missing('utm_source', 'has_any', ['google'], false),
+  ['utm_source', 'has_all', ['Google', 'Bing'], ['bing', 'x', 'GOOGLE'], true],
+  ['utm_source', 'has_all', ['Google', 'Bing'], ['google', 'google'], false],
+  ['utm_source', 'has_all', ['Google', 'google'], 'GOOGLE', true],
+  ['utm_source', 'has_all', ['Google', 'Bing'], 'google', false],
+  ...missing('utm_source', 'has_all', ['google'], false),
+  ['session_count', 'has_all', [1, 2], ['2', 1, 3], true],
+  ['session_count', 'has_all', [1, 2], [1, 1], false],
+  ['session_count', 'has_any', [1, 2], '2.0', true],
+  // exists / not_exists: value true asks for presence, false for absence; any kind is present.
+  ...missing('linkedin_url', 'exists', true, false),
+  ...missing('linkedin_url', 'exists', false, true),
+  ...missing('linkedin_url', 'not_exists', true, true),
+  ...missing('linkedin_url', 'not_exists', false, false),
+  ['linkedin_url', 'exists', true, 'https://linkedin.com/in/x', true],
+  ['linkedin_url', 'exists', true, ['', 'x'], true],
+  ['linkedin_url', 'exists', true, 0, true],
+  ['company_size', 'exists', true, 0, true],
+  ['company_size', 'exists', true, 'abc', true],
+  ['is_anonymous', 'exists', true, false, true],
+  ['is_anonymous', 'not_exists', true, false, false],
+  ['is_anonymous', 'not_exists', true, null, true],
+]
