@@ -50,7 +50,19 @@ export const configSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   INGEST_BATCH_ROWS: z.coerce.number().int().min(1).max(100_000).default(1000),
   INGEST_BATCH_MS: z.coerce.number().int().min(1).max(60_000).default(200),
+  SPOOL_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(512 * 1024 * 1024),
+  GEO_MMDB_PATH: optionalString,
+  ASN_DATA_PATH: optionalString,
+  ASN_CLASSIFICATION_PATH: optionalString,
+  ANONYMOUS_IP_LISTS: optionalString,
+  HOSTING_IP_LISTS: optionalString,
+  COMPANY_IPS_REFRESH_MS: z.coerce.number().int().min(1000).default(300_000),
   BOOTSTRAP: boolean.default(true),
+  API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000_000).default(1000),
 })
 
 type RawConfig = z.infer<typeof configSchema>
@@ -72,9 +84,35 @@ export interface Config {
   logLevel: RawConfig['LOG_LEVEL']
   trustProxy: boolean
   shutdownTimeoutMs: number
-  ingest: { batchRows: number; batchMs: number }
+  ingest: {
+    batchRows: number
+    batchMs: number
+    /** Bound of the local spool (DATA_DIR/spool); past it, /collect answers 503. */
+    spoolMaxBytes: number
+    /** City .mmdb (MaxMind or DB-IP); unset: the bundled DB-IP Lite City; `off`: no geo. */
+    geoMmdbPath: string | undefined
+    /** ASN .mmdb or a directory of ip-location-db ASN CSVs; unset: bundled; `off`: none. */
+    asnDataPath: string | undefined
+    /** JSON merged over the curated ASN classification. */
+    asnClassificationPath: string | undefined
+    /** Files of CIDRs / addresses (VPN, proxy, Tor exits) marked anonymous. */
+    anonymousIpLists: string[]
+    /** Files of CIDRs / addresses marked hosting. */
+    hostingIpLists: string[]
+    /** How often imported company IP ranges are reloaded. */
+    companyIpsRefreshMs: number
+  }
   bootstrap: boolean
+  /** Requests per minute per API key. */
+  apiRateLimit: number
 }
+
+/** A comma-separated list of paths. */
+const pathList = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
 
 /** A bad setting: `message` is one line naming the variable, fit to print without a stack trace. */
 export class ConfigError extends Error {
@@ -112,7 +150,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: c.LOG_LEVEL,
     trustProxy: c.TRUST_PROXY,
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
-    ingest: { batchRows: c.INGEST_BATCH_ROWS, batchMs: c.INGEST_BATCH_MS },
+    ingest: {
+      batchRows: c.INGEST_BATCH_ROWS,
+      batchMs: c.INGEST_BATCH_MS,
+      spoolMaxBytes: c.SPOOL_MAX_BYTES,
+      geoMmdbPath: c.GEO_MMDB_PATH,
+      asnDataPath: c.ASN_DATA_PATH,
+      asnClassificationPath: c.ASN_CLASSIFICATION_PATH,
+      anonymousIpLists: pathList(c.ANONYMOUS_IP_LISTS),
+      hostingIpLists: pathList(c.HOSTING_IP_LISTS),
+      companyIpsRefreshMs: c.COMPANY_IPS_REFRESH_MS,
+    },
     bootstrap: c.BOOTSTRAP,
+    apiRateLimit: c.API_RATE_LIMIT,
   }
 }

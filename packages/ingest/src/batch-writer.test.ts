@@ -74,3 +74,70 @@ describe('createBatchWriter', () => {
     await expect(writer.add([4])).rejects.toThrow(/closed/)
   })
 })
+
+describe('barrier', () => {
+  it('settles with the batch being filled, even when it fails, and with no rows at all', async () => {
+    let fail = true
+    const writer = createBatchWriter<number>({
+      sink: async () => {
+        if (fail) throw new Error('down')
+      },
+      maxRows: 100,
+      maxMs: 20,
+    })
+    const accepted = writer.add([1]).catch(() => 'rejected')
+    await expect(writer.barrier()).resolves.toBeUndefined()
+    expect(await accepted).toBe('rejected')
+    fail = false
+    const started = Date.now()
+    await writer.barrier()
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15)
+    await writer.close()
+    await expect(writer.barrier()).resolves.toBeUndefined()
+  })
+})
+
+describe('group commit', () => {
+  it('keeps one time-due write in flight and lets the next batch grow meanwhile', async () => {
+    const batches: number[][] = []
+    let running = 0
+    let maxRunning = 0
+    const writer = createBatchWriter<number>({
+      sink: async (rows) => {
+        running += 1
+        maxRunning = Math.max(maxRunning, running)
+        await new Promise((resolve) => setTimeout(resolve, 40))
+        batches.push(rows)
+        running -= 1
+      },
+      maxRows: 1000,
+      maxMs: 5,
+    })
+    const adds: Promise<void>[] = []
+    for (let i = 0; i < 30; i++) {
+      adds.push(writer.add([i]))
+      await new Promise((resolve) => setTimeout(resolve, 3))
+    }
+    await Promise.all(adds)
+    expect(maxRunning).toBe(1)
+    expect(batches.flat()).toEqual(Array.from({ length: 30 }, (_, i) => i))
+    expect(batches.length).toBeLessThan(10)
+  })
+
+  it('never holds back a full batch', async () => {
+    let running = 0
+    let maxRunning = 0
+    const writer = createBatchWriter<number>({
+      sink: async () => {
+        running += 1
+        maxRunning = Math.max(maxRunning, running)
+        await new Promise((resolve) => setTimeout(resolve, 30))
+        running -= 1
+      },
+      maxRows: 2,
+      maxMs: 1000,
+    })
+    await Promise.all([writer.add([1, 2]), writer.add([3, 4]), writer.add([5, 6])])
+    expect(maxRunning).toBe(3)
+  })
+})

@@ -5,13 +5,24 @@ export interface BatchWriterOptions<Row> {
   sink: BatchSink<Row>
   /** A batch is written as soon as it holds this many rows... */
   maxRows: number
-  /** ...or this long after its first row arrived. */
+  /** ...or once its first row is this old and a write slot is free. */
   maxMs: number
+  /**
+   * Writes that may run at once for batches due by time (default 1). A full batch never waits.
+   * While a write runs, the next batch keeps filling: under load batches grow instead of queueing
+   * many small inserts, which the store would only serialise (group commit).
+   */
+  maxInFlight?: number
 }
 
 export interface BatchWriter<Row> {
   /** Resolves once these rows are written (rejects if their batch failed). */
   add(rows: readonly Row[]): Promise<void>
+  /**
+   * Resolves (never rejects) when the batch being filled now is done. Dropped hits wait on it, so
+   * their answer takes as long as an accepted hit's and timing tells nothing.
+   */
+  barrier(): Promise<void>
   /** Writes whatever is buffered now and waits for every write in flight. */
   flush(): Promise<void>
   /** Flushes, then refuses new rows. */
@@ -30,17 +41,23 @@ interface Pending<Row> {
  * @example const writer = createBatchWriter({ sink: (rows) => store.insert('page_views', rows), maxRows: 1000, maxMs: 200 })
  */
 export function createBatchWriter<Row>(options: BatchWriterOptions<Row>): BatchWriter<Row> {
+  const maxInFlight = options.maxInFlight ?? 1
   let current: Pending<Row> = { rows: [], waiters: [] }
   let timer: NodeJS.Timeout | undefined
+  let due = false
   let closed = false
   const inFlight = new Set<Promise<void>>()
 
   const writeCurrent = (): Promise<void> => {
     if (timer) clearTimeout(timer)
     timer = undefined
+    due = false
     const batch = current
     current = { rows: [], waiters: [] }
-    if (batch.rows.length === 0) return Promise.resolve()
+    if (batch.rows.length === 0) {
+      for (const waiter of batch.waiters) waiter.resolve()
+      return Promise.resolve()
+    }
     const write = options.sink(batch.rows).then(
       () => {
         for (const waiter of batch.waiters) waiter.resolve()
@@ -50,8 +67,23 @@ export function createBatchWriter<Row>(options: BatchWriterOptions<Row>): BatchW
       },
     )
     inFlight.add(write)
-    void write.finally(() => inFlight.delete(write))
+    void write.finally(() => {
+      inFlight.delete(write)
+      writeIfDue()
+    })
     return write
+  }
+
+  const writeIfDue = () => {
+    if (due && inFlight.size < maxInFlight) void writeCurrent()
+  }
+
+  const arm = () => {
+    timer ??= setTimeout(() => {
+      timer = undefined
+      due = true
+      writeIfDue()
+    }, options.maxMs)
   }
 
   return {
@@ -65,7 +97,14 @@ export function createBatchWriter<Row>(options: BatchWriterOptions<Row>): BatchW
         current.rows.push(...rows)
         current.waiters.push({ resolve, reject })
         if (current.rows.length >= options.maxRows) void writeCurrent()
-        else if (!timer) timer = setTimeout(() => void writeCurrent(), options.maxMs)
+        else if (!due) arm()
+      })
+    },
+    barrier() {
+      if (closed) return Promise.resolve()
+      return new Promise<void>((resolve) => {
+        current.waiters.push({ resolve, reject: () => resolve() })
+        if (!due) arm()
       })
     },
     async flush() {

@@ -1,26 +1,36 @@
+import { trackingKeyPattern } from '@visitor-id/core'
 import { wire, wireEvents } from '@visitor-id/pixel'
 import { z } from 'zod'
 
-const text = (max: number) => z.string().max(max)
+// The schema checks types and hard bounds only; it stays lean because every hit goes through
+// it. Cutting strings to their column size and clamping numbers happen when the row is built
+// (page-view-row.ts): a long title must not cost the page view.
+const text = z.string().max(8192)
+const number = z.number().finite()
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i)
+const httpUrl = z
+  .string()
+  .max(4096)
+  .refine((value) => /^https?:\/\//i.test(value) && URL.canParse(value), 'Invalid URL (http or https)')
 
 /** One pixel hit on the wire (short keys from the pixel package). */
 export const hitSchema = z.object({
-  [wire.trackingKey]: text(64),
+  [wire.trackingKey]: z.string().max(64),
   [wire.event]: z.enum(Object.keys(wireEvents) as [keyof typeof wireEvents, ...(keyof typeof wireEvents)[]]),
   [wire.visitorId]: uuid,
   [wire.sessionId]: uuid,
-  [wire.url]: z.url({ protocol: /^https?$/ }).max(2048),
-  [wire.referrer]: text(2048).optional(),
-  [wire.title]: text(512).optional(),
-  [wire.screenWidth]: z.number().int().min(0).max(65535).optional(),
-  [wire.screenHeight]: z.number().int().min(0).max(65535).optional(),
-  [wire.language]: text(35).optional(),
-  [wire.timezone]: text(64).optional(),
-  [wire.clientTime]: z.number().optional(),
-  [wire.engagedMs]: z.number().int().min(0).max(86_400_000).optional(),
-  [wire.maxScroll]: z.number().int().min(0).max(100).optional(),
-  [wire.email]: text(320).optional(),
+  [wire.url]: httpUrl,
+  [wire.referrer]: text.optional(),
+  [wire.title]: text.optional(),
+  [wire.screenWidth]: number.optional(),
+  [wire.screenHeight]: number.optional(),
+  [wire.language]: text.optional(),
+  [wire.timezone]: text.optional(),
+  [wire.clientTime]: number.optional(),
+  [wire.engagedMs]: number.optional(),
+  [wire.maxScroll]: number.optional(),
+  [wire.email]: z.string().trim().toLowerCase().max(320).pipe(z.email()).optional(),
+  [wire.webdriver]: z.union([z.boolean(), z.number()]).optional(),
 })
 
 export type Hit = z.infer<typeof hitSchema>
@@ -32,3 +42,6 @@ export const hitBatchSchema = z.array(hitSchema).min(1).max(20)
 export function parseCollectBody(body: unknown) {
   return Array.isArray(body) ? hitBatchSchema.safeParse(body) : hitSchema.safeParse(body)
 }
+
+/** True when a string can be a tracking key at all (checked before any lookup). */
+export const isTrackingKeyShape = (key: string) => trackingKeyPattern.test(key)

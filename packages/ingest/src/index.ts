@@ -4,9 +4,63 @@ export {
   type BatchWriterOptions,
   createBatchWriter,
 } from './batch-writer.js'
-export { type Hit, hitBatchSchema, hitSchema, parseCollectBody } from './collect-schema.js'
+export {
+  type Hit,
+  hitBatchSchema,
+  hitSchema,
+  isTrackingKeyShape,
+  parseCollectBody,
+} from './collect-schema.js'
+export {
+  createDurableSink,
+  type DurableSink,
+  type DurableSinkOptions,
+  type LogLike,
+} from './durable-sink.js'
+export { createIdentityWriter, type IdentityWriter, type IdentityWriterOptions } from './identities.js'
+export {
+  type ImportKind,
+  type ImportOptions,
+  type ImportReport,
+  importCompanies,
+  importCompanyIps,
+  type RejectedRow,
+} from './imports/index.js'
+export { createProgressBar, type ProgressBar } from './imports/progress.js'
+export { type IpKey, type IpRange, normalizeIp, parseIp, parseRange } from './ip/address.js'
+export {
+  type AsnClassificationFile,
+  type ConnectionType,
+  classifyByName,
+  connectionTypes,
+  createAsnClassifier,
+} from './ip/connection-type.js'
+export {
+  createIpIntelligence,
+  type IpInfo,
+  type IpIntelligence,
+  type IpIntelligenceOptions,
+} from './ip/ip-intelligence.js'
+export {
+  createIngestMetrics,
+  createMetricsRegistry,
+  type IngestMetrics,
+  type MetricsRegistry,
+  metricsPlugin,
+} from './metrics.js'
 export { type HitContext, type PageViewRow, toPageViewRow } from './page-view-row.js'
+export {
+  createHitPipeline,
+  type DropReason,
+  dropReasons,
+  type HitPipeline,
+  type HitPipelineOptions,
+  type HitRequest,
+  type PipelineResult,
+} from './pipeline/index.js'
 export { type IngestPluginOptions, ingestPlugin } from './plugin.js'
+export { createIngestService, type IngestService, type IngestServiceOptions } from './service.js'
+export { openSpool, type Spool, type SpoolEntry, SpoolFullError, type SpoolOptions } from './spool.js'
 export {
   createTrackingKeyCache,
   type TrackingKeyCache,

@@ -9,12 +9,122 @@ export interface HitContext {
   receivedAt: number
 }
 
-const utmKeys = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'] as const
+/** One `page_views` row, every column set (JSONEachRow, snake_case, ISO times). */
+export interface PageViewRow {
+  event_id: string
+  organization_id: string
+  visitor_id: string
+  session_id: string
+  type: 'pageview' | 'engagement' | 'identify'
+  timestamp: string
+  received_at: string
+  url: string
+  path: string
+  hostname: string
+  title: string
+  referrer: string
+  referrer_domain: string
+  search_engine: string
+  search_term: string
+  utm_source: string
+  utm_medium: string
+  utm_campaign: string
+  utm_term: string
+  utm_content: string
+  tracking_params: Record<string, string>
+  screen_width: number
+  screen_height: number
+  language: string
+  timezone: string
+  engaged_ms: number
+  max_scroll: number
+  email: string
+  ip: string
+  country: string
+  region: string
+  city: string
+  isp: string
+  asn: number
+  connection_type: string
+  is_hosting: boolean
+  is_anonymous: boolean
+  user_agent: string
+  device_type: string
+  browser: string
+  browser_version: string
+  os: string
+  os_version: string
+  device_model: string
+  company_id: string
+}
 
-/** A `page_views` row from a validated hit. Columns left out take their table defaults. */
-export function toPageViewRow(hit: Hit, config: PixelConfigRow, context: HitContext) {
-  const url = new URL(hit[wire.url])
-  const utm = Object.fromEntries(utmKeys.map((key) => [key, url.searchParams.get(key) ?? '']))
+/** Every column of a row, in one fixed order (for array inserts). */
+export const pageViewColumns = [
+  'event_id',
+  'organization_id',
+  'visitor_id',
+  'session_id',
+  'type',
+  'timestamp',
+  'received_at',
+  'url',
+  'path',
+  'hostname',
+  'title',
+  'referrer',
+  'referrer_domain',
+  'search_engine',
+  'search_term',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_term',
+  'utm_content',
+  'tracking_params',
+  'screen_width',
+  'screen_height',
+  'language',
+  'timezone',
+  'engaged_ms',
+  'max_scroll',
+  'email',
+  'ip',
+  'country',
+  'region',
+  'city',
+  'isp',
+  'asn',
+  'connection_type',
+  'is_hosting',
+  'is_anonymous',
+  'user_agent',
+  'device_type',
+  'browser',
+  'browser_version',
+  'os',
+  'os_version',
+  'device_model',
+  'company_id',
+] as const satisfies readonly (keyof PageViewRow)[]
+
+// Compile-time check that the list names every column of the row.
+type MissingColumn = Exclude<keyof PageViewRow, (typeof pageViewColumns)[number]>
+export const everyColumnListed: [MissingColumn] extends [never] ? true : MissingColumn = true
+
+const cut = (value: string | undefined, max: number) => (value === undefined ? '' : value.slice(0, max))
+const clamp = (value: number | undefined, max: number) =>
+  value === undefined ? 0 : Math.max(0, Math.min(max, Math.round(value)))
+
+/**
+ * The row of a validated hit before enrichment: what the hit itself says, cut and clamped to the
+ * columns. The enrichment pipeline fills the rest (network, device, referrer, campaign).
+ */
+export function toPageViewRow(
+  hit: Hit,
+  config: PixelConfigRow,
+  context: HitContext,
+  url: URL = new URL(hit[wire.url]),
+): PageViewRow {
   // Client clocks drift: trust them only within a day of the server's, never in the future.
   const clientTime = hit[wire.clientTime]
   const timestamp =
@@ -32,19 +142,40 @@ export function toPageViewRow(hit: Hit, config: PixelConfigRow, context: HitCont
     url: url.href,
     path: url.pathname,
     hostname: url.hostname,
-    title: hit[wire.title] ?? '',
-    referrer: hit[wire.referrer] ?? '',
-    ...utm,
-    screen_width: hit[wire.screenWidth] ?? 0,
-    screen_height: hit[wire.screenHeight] ?? 0,
-    language: hit[wire.language] ?? '',
-    timezone: hit[wire.timezone] ?? '',
-    engaged_ms: hit[wire.engagedMs] ?? 0,
-    max_scroll: hit[wire.maxScroll] ?? 0,
-    email: hit[wire.email] ?? '',
-    ip: config.ip_tracking ? context.ip : '',
+    title: cut(hit[wire.title], 512),
+    referrer: cut(hit[wire.referrer], 2048),
+    referrer_domain: '',
+    search_engine: '',
+    search_term: '',
+    utm_source: '',
+    utm_medium: '',
+    utm_campaign: '',
+    utm_term: '',
+    utm_content: '',
+    tracking_params: {},
+    screen_width: clamp(hit[wire.screenWidth], 65535),
+    screen_height: clamp(hit[wire.screenHeight], 65535),
+    language: cut(hit[wire.language], 35),
+    timezone: cut(hit[wire.timezone], 64),
+    engaged_ms: clamp(hit[wire.engagedMs], 86_400_000),
+    max_scroll: clamp(hit[wire.maxScroll], 100),
+    email: hit[wire.event] === 'id' ? (hit[wire.email] ?? '') : '',
+    ip: '',
+    country: '',
+    region: '',
+    city: '',
+    isp: '',
+    asn: 0,
+    connection_type: '',
+    is_hosting: false,
+    is_anonymous: false,
     user_agent: context.userAgent.slice(0, 1024),
+    device_type: '',
+    browser: '',
+    browser_version: '',
+    os: '',
+    os_version: '',
+    device_model: '',
+    company_id: '',
   }
 }
-
-export type PageViewRow = ReturnType<typeof toPageViewRow>

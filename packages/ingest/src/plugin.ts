@@ -1,21 +1,32 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import { appError } from '@visitor-id/core'
-import { trackerBundlePath, wire } from '@visitor-id/pixel'
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import { configPath, kFormCapture, kRespectPrivacy, trackerBundlePath, wire } from '@visitor-id/pixel'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { BatchWriter } from './batch-writer.js'
-import { parseCollectBody } from './collect-schema.js'
-import { type PageViewRow, toPageViewRow } from './page-view-row.js'
+import { type Hit, isTrackingKeyShape, parseCollectBody } from './collect-schema.js'
+import type { IngestMetrics } from './metrics.js'
+import { noscriptHit } from './noscript.js'
+import type { PageViewRow } from './page-view-row.js'
+import type { HitPipeline, HitRequest } from './pipeline/index.js'
 import type { TrackingKeyCache } from './tracking-keys.js'
 
 export interface IngestPluginOptions {
-  trackingKeys: TrackingKeyCache
+  pipeline: HitPipeline
   writer: BatchWriter<PageViewRow>
+  metrics: IngestMetrics
+  trackingKeys: TrackingKeyCache
+  /** True while the spool is full: hits are refused with 503 and Retry-After. */
+  isOverloaded?: () => boolean
   /** Tracker bundle to serve at /p.js (defaults to the pixel package's build). */
   trackerPath?: string
 }
 
 const collectBodyLimit = 16 * 1024
+const retryAfterSeconds = '30'
+// The smallest transparent 1x1 GIF.
+const gif = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
 
 function parseJson(_request: unknown, body: string, done: (error: Error | null, value?: unknown) => void) {
   try {
@@ -25,22 +36,104 @@ function parseJson(_request: unknown, body: string, done: (error: Error | null, 
   }
 }
 
-/** Serves the pixel and receives its hits. Mount at the root: `/p.js`, `/collect`. */
+/** The tracker in each encoding, compressed once at start-up. */
+function loadScript(file: string) {
+  const raw = readFileSync(file)
+  return {
+    raw,
+    gzip: gzipSync(raw, { level: 9 }),
+    br: brotliCompressSync(raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }),
+    etag: `"${createHash('sha256').update(raw).digest('hex').slice(0, 16)}"`,
+  }
+}
+
+const header = (request: FastifyRequest, name: string) => {
+  const value = request.headers[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+function hitRequest(request: FastifyRequest): HitRequest {
+  return {
+    ip: request.ip,
+    userAgent: header(request, 'user-agent') ?? '',
+    origin: header(request, 'origin'),
+    referer: header(request, 'referer'),
+    privacySignal: header(request, 'sec-gpc') === '1' || header(request, 'dnt') === '1',
+    receivedAt: Date.now(),
+  }
+}
+
+/** Serves the pixel and its run-time config, receives hits. Mount at the root. */
 export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
   app: FastifyInstance,
   options,
 ) => {
-  const script = readFileSync(options.trackerPath ?? trackerBundlePath)
-  const etag = `"${createHash('sha256').update(script).digest('hex').slice(0, 16)}"`
+  const script = loadScript(options.trackerPath ?? trackerBundlePath)
+  const { metrics, writer, pipeline } = options
+
+  /** Runs hits through the pipeline and answers once the stored ones are durable. */
+  const ingest = async (hits: Hit[], request: HitRequest, reply: FastifyReply) => {
+    if (options.isOverloaded?.()) {
+      metrics.overloaded()
+      reply.header('retry-after', retryAfterSeconds)
+      throw appError('service_unavailable', 'Ingest is overloaded; retry later')
+    }
+    const rows: PageViewRow[] = []
+    for (const hit of hits) {
+      let result: Awaited<ReturnType<HitPipeline['process']>>
+      try {
+        result = await pipeline.process(hit, request)
+      } catch (error) {
+        // The pixel config could not be read (store down, nothing cached): ask to retry.
+        app.log.warn({ err: error }, 'ingest: pipeline failed')
+        reply.header('retry-after', retryAfterSeconds)
+        throw appError('service_unavailable')
+      }
+      if ('row' in result) rows.push(result.row)
+      else metrics.dropped(result.drop)
+    }
+    try {
+      // Dropped hits wait like stored ones, so the answer never tells whether a key exists.
+      await (rows.length > 0 ? writer.add(rows) : writer.barrier())
+    } catch {
+      metrics.overloaded()
+      reply.header('retry-after', retryAfterSeconds)
+      throw appError('service_unavailable', 'The hit could not be stored; retry later')
+    }
+    metrics.accepted(rows.length)
+  }
 
   app.get('/p.js', async (request, reply) => {
     reply
       .header('content-type', 'application/javascript; charset=utf-8')
+      // Long enough to spare the network, short enough that a new tracker reaches sites within a day.
       .header('cache-control', 'public, max-age=86400, stale-while-revalidate=604800')
-      .header('etag', etag)
+      .header('etag', script.etag)
+      .header('vary', 'accept-encoding')
       .header('access-control-allow-origin', '*')
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send()
-    return reply.send(script)
+    if (header(request, 'if-none-match') === script.etag) return reply.code(304).send()
+    const accepts = header(request, 'accept-encoding') ?? ''
+    if (/\bbr\b/.test(accepts)) return reply.header('content-encoding', 'br').send(script.br)
+    if (/\bgzip\b/.test(accepts)) return reply.header('content-encoding', 'gzip').send(script.gzip)
+    return reply.send(script.raw)
+  })
+
+  // The tracker's run-time config. An unknown key answers like a known one with every flag off.
+  app.get<{ Params: { key: string } }>(`${configPath}:key`, async (request, reply) => {
+    const key = request.params.key
+    let config: Awaited<ReturnType<TrackingKeyCache['resolve']>>
+    try {
+      config = isTrackingKeyShape(key) ? await options.trackingKeys.resolve(key) : undefined
+    } catch {
+      config = undefined
+    }
+    return reply
+      .header('cache-control', 'public, max-age=60')
+      .header('access-control-allow-origin', '*')
+      .send({
+        ...(config?.respect_privacy_signals ? { [kRespectPrivacy]: 1 } : {}),
+        ...(config?.form_capture ? { [kFormCapture]: 1 } : {}),
+      })
   })
 
   // The pixel posts text/plain (no CORS preflight); JSON is accepted too. Both parse as JSON.
@@ -48,28 +141,30 @@ export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
   app.addContentTypeParser(['text/plain', 'application/json'], { parseAs: 'string' }, parseJson)
 
   app.post('/collect', { bodyLimit: collectBodyLimit }, async (request, reply) => {
+    reply.header('access-control-allow-origin', '*')
     const parsed = parseCollectBody(request.body)
     if (!parsed.success) {
+      metrics.dropped('invalid')
       throw appError('invalid_request', 'The hit is invalid', {
         issues: parsed.error.issues
           .slice(0, 10)
           .map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
       })
     }
-    const hits = Array.isArray(parsed.data) ? parsed.data : [parsed.data]
-    const context = {
-      ip: request.ip,
-      userAgent: String(request.headers['user-agent'] ?? ''),
-      receivedAt: Date.now(),
-    }
-    const rows: PageViewRow[] = []
-    for (const hit of hits) {
-      const config = await options.trackingKeys.resolve(hit[wire.trackingKey])
-      // Unknown keys are dropped silently: the answer never tells whether a key exists.
-      if (config) rows.push(toPageViewRow(hit, config, context))
-    }
-    await options.writer.add(rows)
-    reply.header('access-control-allow-origin', '*')
+    await ingest(Array.isArray(parsed.data) ? parsed.data : [parsed.data], hitRequest(request), reply)
     return reply.code(202).send()
+  })
+
+  // <noscript> fallback: a 1x1 GIF; the page URL comes from the Referer header.
+  app.get<{ Querystring: Record<string, unknown> }>('/i.gif', async (request, reply) => {
+    const context = hitRequest(request)
+    const hit = noscriptHit(request.query[wire.trackingKey], context)
+    if (hit) await ingest([hit], context, reply)
+    else metrics.dropped('invalid')
+    return reply
+      .header('content-type', 'image/gif')
+      .header('cache-control', 'no-store')
+      .header('access-control-allow-origin', '*')
+      .send(gif)
   })
 }

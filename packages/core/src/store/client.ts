@@ -28,9 +28,20 @@ export interface Store {
   readonly cluster: string | undefined
   query<T = Record<string, unknown>>(sql: string, params?: QueryParams): Promise<T[]>
   command(sql: string, params?: QueryParams): Promise<void>
-  insert(table: string, rows: readonly object[], options?: { dedupToken?: string }): Promise<void>
+  /**
+   * Inserts rows: objects (JSONEachRow), or, with `columns`, arrays in that column order
+   * (JSONCompactEachRow: no key names, about a fifth cheaper for wide rows).
+   */
+  insert(table: string, rows: readonly object[], options?: InsertOptions): Promise<void>
   ping(): Promise<boolean>
   close(): Promise<void>
+}
+
+export interface InsertOptions {
+  /** insert_deduplication_token: a retry of the same batch with the same token is a no-op. */
+  dedupToken?: string
+  /** The column of each array position when rows are arrays. */
+  columns?: readonly string[]
 }
 
 export type StoreErrorKind = 'unavailable' | 'query'
@@ -123,13 +134,16 @@ export function createStore(options: StoreOptions): Store {
     insert: (table, rows, insertOptions) =>
       run(async () => {
         if (rows.length === 0) return
+        const columns = insertOptions?.columns
         await client.insert({
           table,
           values: rows as object[],
-          format: 'JSONEachRow',
-          ...(insertOptions?.dedupToken
-            ? { clickhouse_settings: { insert_deduplication_token: insertOptions.dedupToken } }
-            : {}),
+          ...(columns
+            ? { format: 'JSONCompactEachRow', columns: columns as [string, ...string[]] }
+            : { format: 'JSONEachRow' }),
+          // Always set, '' meaning none: the embedded engine keeps a SET for the rest of its session,
+          // so a token left over from one insert would silently deduplicate the next ones away.
+          clickhouse_settings: { insert_deduplication_token: insertOptions?.dedupToken ?? '' },
         })
       }),
     ping: async () => {

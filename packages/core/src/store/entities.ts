@@ -89,6 +89,30 @@ export interface VisitorRow {
   updated_at: string
 }
 
+/** A company: imported (`source: 'import'`) or the owner of a business ASN (`source: 'asn'`, id `as<number>`). */
+export interface CompanyRow {
+  id: string
+  name: string
+  domain: string
+  industry: string
+  size: string
+  employee_size_range: string
+  revenue_range: string
+  linkedin_url: string
+  website_url: string
+  description: string
+  logo_url: string
+  address: string
+  address_2: string
+  city: string
+  region: string
+  postal_code: string
+  country: string
+  source: 'import' | 'asn'
+  created_at: string
+  updated_at: string
+}
+
 const time = "DateTime64(3, 'UTC')"
 const stamps = { created_at: time, updated_at: time } as const
 
@@ -184,6 +208,32 @@ export const visitorsTable: EntityDefinition<VisitorRow> = {
   },
 }
 
+export const companiesTable: EntityDefinition<CompanyRow> = {
+  table: 'companies',
+  key: ['id'],
+  columns: {
+    id: 'String',
+    name: 'String',
+    domain: 'String',
+    industry: 'String',
+    size: 'String',
+    employee_size_range: 'String',
+    revenue_range: 'String',
+    linkedin_url: 'String',
+    website_url: 'String',
+    description: 'String',
+    logo_url: 'String',
+    address: 'String',
+    address_2: 'String',
+    city: 'String',
+    region: 'String',
+    postal_code: 'String',
+    country: 'String',
+    source: 'String',
+    ...stamps,
+  },
+}
+
 /** Every entity repository, made once per store by the composition root. */
 export interface Repositories {
   partners: EntityRepository<PartnerRow>
@@ -193,6 +243,7 @@ export interface Repositories {
   apiKeys: EntityRepository<ApiKeyRow>
   pixelConfigs: EntityRepository<PixelConfigRow>
   visitors: EntityRepository<VisitorRow>
+  companies: EntityRepository<CompanyRow>
 }
 
 /** @example const repos = createRepositories(store); await repos.organizations.get({ id }) */
@@ -205,5 +256,6 @@ export function createRepositories(store: Store): Repositories {
     apiKeys: createEntityRepository(store, apiKeysTable),
     pixelConfigs: createEntityRepository(store, pixelConfigsTable),
     visitors: createEntityRepository(store, visitorsTable),
+    companies: createEntityRepository(store, companiesTable),
   }
 }

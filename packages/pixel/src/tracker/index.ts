@@ -1,113 +1,148 @@
-// The browser tracker, bundled by esbuild into one small IIFE (dist/p.js).
-// It must never throw into the host page, and adds at most one global: the queue function `vid`.
-import { wire } from '../wire.js'
+// The browser tracker, bundled by esbuild into one small IIFE (dist/p.js). Its one global is the
+// command queue `vid`; every entry point is guarded so nothing we do throws into the host page.
+import './flags.js'
+import {
+  configPath,
+  kClientTime,
+  kEmail,
+  kEngagedMs,
+  kEvent,
+  kFormCapture,
+  kLanguage,
+  kMaxScroll,
+  kReferrer,
+  kRespectPrivacy,
+  kScreenHeight,
+  kScreenWidth,
+  kSessionId,
+  kTimezone,
+  kTitle,
+  kTrackingKey,
+  kUrl,
+  kVisitorId,
+  kWebdriver,
+} from '../wire.js'
+import { trackEngagement } from './engagement.js'
+import { captureForms } from './forms.js'
+import { guard } from './guard.js'
+import { onNavigate } from './history.js'
+import { sessionId, visitorId } from './storage.js'
+import { post } from './transport.js'
 
-interface TrackerGlobal {
+type Hit = Record<string, unknown>
+
+interface Api {
   (...args: unknown[]): void
-  q?: IArguments[] | unknown[][]
+  /** Calls queued by the snippet's stub before this script loaded. */
+  q?: ArrayLike<unknown>[]
+  /** Set once the real tracker is installed, so a second copy of the script stays idle. */
+  l?: 1
 }
 
-type Hit = Record<string, string | number>
-
-const win = window as unknown as { vid?: TrackerGlobal }
+const win = window as unknown as { vid?: Api }
+const nav = navigator as Navigator & { globalPrivacyControl?: boolean }
 const doc = document
-const SESSION_IDLE_MS = 30 * 60 * 1000
-const VISITOR_COOKIE = '_vid'
-const SESSION_KEY = '_vid_s'
 
-let trackingKey = ''
-let endpoint = ''
-
-function uuid(): string {
-  if (typeof crypto !== 'undefined' && crypto.randomUUID) return crypto.randomUUID()
-  return '10000000-1000-4000-8000-100000000000'.replace(/[018]/g, (c) =>
-    (+c ^ ((Math.random() * 256) & (15 >> (+c / 4)))).toString(16),
-  )
-}
-
-function readStorage(key: string): string | null {
-  try {
-    return localStorage.getItem(key)
-  } catch {
-    return null
-  }
-}
-
-function writeStorage(key: string, value: string): void {
-  try {
-    localStorage.setItem(key, value)
-  } catch {}
-}
-
-function visitorId(): string {
-  const match = /(?:^|; )_vid=([^;]+)/.exec(doc.cookie || '')
-  let id = match?.[1] || readStorage(VISITOR_COOKIE) || ''
-  if (!/^[0-9a-f-]{36}$/.test(id)) id = uuid()
-  try {
-    // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is not in every browser we support.
-    doc.cookie = `${VISITOR_COOKIE}=${id}; path=/; max-age=63072000; SameSite=Lax`
-  } catch {}
-  writeStorage(VISITOR_COOKIE, id)
-  return id
-}
-
-function sessionId(): string {
-  const now = Date.now()
-  const [id, last] = (readStorage(SESSION_KEY) || '').split('.')
-  const current = id && last && now - Number(last) < SESSION_IDLE_MS ? id : uuid()
-  writeStorage(SESSION_KEY, `${current}.${now}`)
-  return current
-}
+let key = ''
+let host = ''
+/** 0: not yet (no init, or waiting for the config because a privacy signal is on); 1: on; 2: off. */
+let state = 0
+let waiting: [string, Hit][] = []
+let visitor = ''
+let lastPath = ''
+let lastUrl = ''
+let flushEngagement: ((newPage?: boolean) => void) | undefined
 
 function send(event: string, extra: Hit): void {
-  if (!trackingKey) return
-  const hit: Hit = {
-    [wire.trackingKey]: trackingKey,
-    [wire.event]: event,
-    [wire.visitorId]: visitorId(),
-    [wire.sessionId]: sessionId(),
-    [wire.url]: location.href,
-    [wire.clientTime]: Date.now(),
-    ...extra,
+  if (state !== 1) {
+    if (!state) waiting.push([event, extra])
+    return
   }
-  const body = JSON.stringify(hit)
-  const url = `${endpoint}/collect`
-  try {
-    if (navigator.sendBeacon?.(url, body)) return
-  } catch {}
-  try {
-    fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit' }).catch(() => {})
-  } catch {}
+  if (!visitor) visitor = visitorId()
+  const hit: Hit = {
+    [kTrackingKey]: key,
+    [kEvent]: event,
+    [kVisitorId]: visitor,
+    [kSessionId]: sessionId(),
+    [kUrl]: location.href,
+    [kClientTime]: Date.now(),
+    [kWebdriver]: nav.webdriver,
+  }
+  Object.assign(hit, extra)
+  post(`${host}/collect`, JSON.stringify(hit))
+}
+
+function start(on: unknown): void {
+  state = on ? 1 : 2
+  for (const [event, extra] of waiting) send(event, extra)
+  waiting = []
 }
 
 function pageview(): void {
+  // Time on the page being left (unset before the first page view).
+  if (FEATURE_ENGAGEMENT && flushEngagement) flushEngagement(true)
+  lastPath = location.pathname
   send('pv', {
-    [wire.referrer]: doc.referrer,
-    [wire.title]: doc.title,
-    [wire.screenWidth]: screen.width,
-    [wire.screenHeight]: screen.height,
-    [wire.language]: navigator.language,
-    [wire.timezone]: Intl.DateTimeFormat().resolvedOptions().timeZone || '',
+    [kReferrer]: lastUrl || doc.referrer,
+    [kTitle]: doc.title,
+    [kScreenWidth]: screen.width,
+    [kScreenHeight]: screen.height,
+    [kLanguage]: nav.language,
+    [kTimezone]: Intl.DateTimeFormat().resolvedOptions().timeZone,
   })
+  lastUrl = location.href
 }
 
-function command(name: unknown, arg: unknown): void {
-  if (name === 'init' && arg && typeof arg === 'object') {
-    const options = arg as { key?: unknown; host?: unknown }
-    trackingKey = String(options.key || '')
-    endpoint = String(options.host || '').replace(/\/+$/, '')
-    pageview()
+function identify(traits?: Hit): void {
+  // Ingest validates the address; here only a cheap sanity check.
+  if (/.@./.test(traits!.email as string)) send('id', { [kEmail]: traits!.email })
+}
+
+function init(options?: Hit): void {
+  if (key) return
+  key = options!.key as string
+  if (!key) return
+  // The snippet passes the host without a trailing slash.
+  host = (options!.host as string) || ''
+  // biome-ignore lint/suspicious/noDoubleEquals: doNotTrack is "1" in most browsers, 1 in some.
+  const signal = nav.globalPrivacyControl || nav.doNotTrack == (1 as unknown as string)
+  // The run-time config (privacy, form capture) comes from a small cacheable endpoint, so /p.js
+  // stays the same file for every site. Without a privacy signal nothing waits for it; with one,
+  // nothing is sent (and no cookie set) unless the config says the site does not honour it.
+  const config = new Promise<Hit>((resolve) =>
+    resolve(
+      ((FEATURE_FORMS || signal) && fetch(host + configPath + key).then((r) => r.json())) as unknown as Hit,
+    ),
+  )
+  config.then(
+    (c) => {
+      if (signal) start(!c[kRespectPrivacy])
+      if (FEATURE_FORMS && c[kFormCapture]) captureForms((email) => identify({ email }))
+    },
+    () => start(!signal),
+  )
+  if (!signal) start(1)
+  pageview()
+  if (FEATURE_SPA) onNavigate(() => location.pathname !== lastPath && pageview())
+  if (FEATURE_ENGAGEMENT) {
+    flushEngagement = trackEngagement((engagedMs, scroll) =>
+      send('en', { [kEngagedMs]: engagedMs, [kMaxScroll]: scroll, [kUrl]: lastUrl }),
+    )
   }
 }
 
-function guarded(...args: unknown[]): void {
-  try {
-    command(args[0], args[1])
-  } catch {}
-}
+const commands: Record<string, (arg?: Hit) => void> = { init, identify, pageview }
 
-try {
-  const queued = win.vid?.q || []
-  win.vid = guarded
-  for (const args of queued) guarded(...Array.prototype.slice.call(args))
-} catch {}
+const api: Api = guard((name, arg) => commands[name as string]!(arg as Hit))
+api.l = 1
+
+guard(() => {
+  const stub = win.vid
+  // Plain && rather than ?.: es2017 output would spell ?. out at greater length.
+  // biome-ignore lint/complexity/useOptionalChain: see above
+  if (stub && stub.l) return
+  // Replay first: if the page made `vid` read-only, the queued calls still run.
+  // biome-ignore lint/complexity/useOptionalChain: see above
+  for (const args of (stub && stub.q) || []) api(args[0], args[1])
+  win.vid = api
+})()

@@ -1,0 +1,107 @@
+// Dataset imports behind `npm run cli -- import company-ips FILE` and `import companies FILE`:
+// read CSV or JSONL, validate every row, write good rows in batches, report rejected rows with
+// their line numbers.
+import { nextVersion, renderStatement, type Store } from '@visitor-id/core'
+import type { z } from 'zod'
+import { readRecords } from './read-records.js'
+import { companyIpSchema, companySchema, normalizeCompany, normalizeCompanyIp } from './schemas.js'
+
+export type ImportKind = 'company-ips' | 'companies'
+
+export interface RejectedRow {
+  line: number
+  reason: string
+}
+
+export interface ImportOptions {
+  store: Store
+  file: string
+  /** Called as the file is read: bytes read, total bytes, rows accepted so far. */
+  onProgress?: (read: number, total: number, rows: number) => void
+  /** company-ips only: remove every existing range first. */
+  replace?: boolean
+  batchSize?: number
+}
+
+export interface ImportReport {
+  kind: ImportKind
+  file: string
+  imported: number
+  rejected: number
+  /** Every rejected row, in file order. */
+  rejects: RejectedRow[]
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ')
+}
+
+async function runImport<S extends z.ZodType>(
+  kind: ImportKind,
+  table: string,
+  schema: S,
+  normalize: (record: Record<string, string>) => unknown,
+  options: ImportOptions,
+): Promise<ImportReport> {
+  const batchSize = options.batchSize ?? 5000
+  const report: ImportReport = { kind, file: options.file, imported: 0, rejected: 0, rejects: [] }
+  let batch: object[] = []
+  const flush = async () => {
+    if (batch.length === 0) return
+    await options.store.insert(table, batch)
+    report.imported += batch.length
+    batch = []
+  }
+  const now = new Date().toISOString()
+  const records = readRecords(options.file, {
+    onBytes: (read, total) => options.onProgress?.(read, total, report.imported + batch.length),
+  })
+  for await (const item of records) {
+    if ('error' in item) {
+      report.rejects.push({ line: item.line, reason: item.error })
+      continue
+    }
+    const parsed = schema.safeParse(normalize(item.record))
+    if (!parsed.success) {
+      report.rejects.push({ line: item.line, reason: describeIssues(parsed.error) })
+      continue
+    }
+    batch.push({
+      ...(parsed.data as object),
+      created_at: now,
+      updated_at: now,
+      version: nextVersion(),
+      is_deleted: 0,
+    })
+    if (batch.length >= batchSize) await flush()
+  }
+  await flush()
+  report.rejected = report.rejects.length
+  return report
+}
+
+/**
+ * Imports company IP ranges (`cidr` or `start_ip`+`end_ip`, and `company_id`).
+ * @example await importCompanyIps({ store, file: 'ranges.csv', replace: true })
+ */
+export async function importCompanyIps(options: ImportOptions): Promise<ImportReport> {
+  if (options.replace) {
+    const sql = renderStatement('TRUNCATE TABLE IF EXISTS company_ip_ranges {{on_cluster}}', {
+      database: options.store.database,
+      cluster: options.store.cluster,
+    })
+    if (sql) await options.store.command(sql)
+  }
+  return runImport('company-ips', 'company_ip_ranges', companyIpSchema, normalizeCompanyIp, options)
+}
+
+/**
+ * Imports companies (`id`, `name`, and optional profile fields); a row with a known id replaces it.
+ * @example await importCompanies({ store, file: 'companies.jsonl' })
+ */
+export async function importCompanies(options: ImportOptions): Promise<ImportReport> {
+  return runImport('companies', 'companies', companySchema, normalizeCompany, options)
+}

@@ -1,0 +1,111 @@
+// Prometheus text exposition (format 0.0.4) without a client library: a handful of counters and
+// gauges, rendered on demand. The server mounts GET /metrics.
+import type { FastifyPluginAsync } from 'fastify'
+import { type DropReason, dropReasons } from './pipeline/index.js'
+
+type Labels = Record<string, string>
+
+interface Series {
+  name: string
+  help: string
+  type: 'counter' | 'gauge'
+  values: Map<string, { labels: Labels; value: number }>
+  /** Gauges may be read when rendered. */
+  read?: () => number
+}
+
+const escapeLabel = (value: string) => value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"')
+const labelText = (labels: Labels) => {
+  const parts = Object.entries(labels).map(([key, value]) => `${key}="${escapeLabel(value)}"`)
+  return parts.length > 0 ? `{${parts.join(',')}}` : ''
+}
+
+/** A set of metrics that renders as Prometheus text. */
+export interface MetricsRegistry {
+  counter(name: string, help: string): (amount?: number, labels?: Labels) => void
+  gauge(name: string, help: string, read: () => number): void
+  render(): string
+}
+
+/** @example const metrics = createMetricsRegistry(); const hits = metrics.counter('hits_total', 'Hits'); hits(1) */
+export function createMetricsRegistry(): MetricsRegistry {
+  const series: Series[] = []
+  return {
+    counter(name, help) {
+      const entry: Series = { name, help, type: 'counter', values: new Map() }
+      series.push(entry)
+      return (amount = 1, labels = {}) => {
+        const id = labelText(labels)
+        const current = entry.values.get(id)
+        if (current) current.value += amount
+        else entry.values.set(id, { labels, value: amount })
+      }
+    },
+    gauge(name, help, read) {
+      series.push({ name, help, type: 'gauge', values: new Map(), read })
+    },
+    render() {
+      const lines: string[] = []
+      for (const entry of series) {
+        lines.push(`# HELP ${entry.name} ${entry.help}`, `# TYPE ${entry.name} ${entry.type}`)
+        if (entry.read) lines.push(`${entry.name} ${entry.read()}`)
+        else if (entry.values.size === 0) lines.push(`${entry.name} 0`)
+        for (const { labels, value } of entry.values.values())
+          lines.push(`${entry.name}${labelText(labels)} ${value}`)
+      }
+      return `${lines.join('\n')}\n`
+    },
+  }
+}
+
+/** The ingest counters. */
+export interface IngestMetrics {
+  registry: MetricsRegistry
+  accepted(count: number): void
+  dropped(reason: DropReason, count?: number): void
+  spooled(count: number): void
+  replayed(count: number): void
+  batchWritten(): void
+  writeError(): void
+  overloaded(): void
+}
+
+/** Registers the ingest metrics; `spoolBytes` is read when /metrics is scraped. */
+export function createIngestMetrics(registry: MetricsRegistry, spoolBytes: () => number): IngestMetrics {
+  const accepted = registry.counter(
+    'vid_ingest_hits_accepted_total',
+    'Hits accepted and stored (or spooled).',
+  )
+  const dropped = registry.counter('vid_ingest_hits_dropped_total', 'Hits dropped, by reason.')
+  const spooled = registry.counter('vid_ingest_hits_spooled_total', 'Hits written to the local spool.')
+  const replayed = registry.counter(
+    'vid_ingest_hits_replayed_total',
+    'Spooled hits replayed into ClickHouse.',
+  )
+  const batches = registry.counter('vid_ingest_batch_writes_total', 'Batches written to ClickHouse.')
+  const errors = registry.counter(
+    'vid_ingest_write_errors_total',
+    'Failed ClickHouse writes (batches and replays).',
+  )
+  const overloaded = registry.counter('vid_ingest_overloaded_total', 'Requests answered 503 (spool full).')
+  registry.gauge('vid_ingest_spool_bytes', 'Bytes in the spool not yet replayed.', spoolBytes)
+  // Every reason appears from the start, so dashboards see zeros rather than gaps.
+  for (const reason of dropReasons) dropped(0, { reason })
+  return {
+    registry,
+    accepted: (count) => accepted(count),
+    dropped: (reason, count = 1) => dropped(count, { reason }),
+    spooled: (count) => spooled(count),
+    replayed: (count) => replayed(count),
+    batchWritten: () => batches(1),
+    writeError: () => errors(1),
+    overloaded: () => overloaded(1),
+  }
+}
+
+/** GET /metrics in Prometheus text format. */
+export const metricsPlugin: FastifyPluginAsync<{ registry: MetricsRegistry }> = async (app, options) => {
+  app.get('/metrics', async (_request, reply) =>
+    reply.header('content-type', 'text/plain; version=0.0.4; charset=utf-8').send(options.registry.render()),
+  )
+}

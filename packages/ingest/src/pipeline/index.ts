@@ -1,0 +1,136 @@
+// The ingest pipeline, one explicit list of steps per hit (see ARCHITECTURE.md):
+//   filters:    tracking key -> origin -> bot -> privacy signals -> identify needs an email
+//   enrichment: network (IP: geo, ISP/ASN, connection type, company) -> device (user agent)
+//               -> referrer (search engine, term) -> campaign (UTM, click ids)
+// A filtered hit is dropped and counted by reason; it is never stored.
+import type { PixelConfigRow } from '@visitor-id/core'
+import { wire } from '@visitor-id/pixel'
+import { type Hit, isTrackingKeyShape } from '../collect-schema.js'
+import type { IpIntelligence } from '../ip/ip-intelligence.js'
+import { type PageViewRow, toPageViewRow } from '../page-view-row.js'
+import type { TrackingKeyCache } from '../tracking-keys.js'
+import { isBotHit } from './bot.js'
+import { campaignParams } from './campaign.js'
+import { isAllowedOrigin } from './origin.js'
+import { parseReferrer } from './referrer.js'
+import { parseUserAgent } from './user-agent.js'
+
+export const dropReasons = ['unknown_key', 'origin', 'bot', 'privacy', 'invalid'] as const
+export type DropReason = (typeof dropReasons)[number]
+
+/** What the HTTP request tells about a hit. */
+export interface HitRequest {
+  /** Client IP (Fastify resolves X-Forwarded-For only when TRUST_PROXY is set). */
+  ip: string
+  userAgent: string
+  origin: string | undefined
+  referer: string | undefined
+  /** `Sec-GPC: 1` or `DNT: 1`. */
+  privacySignal: boolean
+  receivedAt: number
+}
+
+export type PipelineResult = { row: PageViewRow } | { drop: DropReason }
+
+interface StepInput {
+  hit: Hit
+  url: URL
+  request: HitRequest
+  config: PixelConfigRow
+}
+
+type EnrichmentStep = (row: PageViewRow, input: StepInput) => void
+
+/** IP -> geo, ISP, ASN, connection type, hosting / anonymous, company. The IP itself only if allowed. */
+const network =
+  (intelligence: IpIntelligence | undefined): EnrichmentStep =>
+  (row, { request, config }) => {
+    if (!intelligence) {
+      row.ip = config.ip_tracking ? request.ip : ''
+      return
+    }
+    const info = intelligence.lookup(request.ip)
+    row.ip = config.ip_tracking ? info.ip : ''
+    row.country = info.country
+    row.region = info.region
+    row.city = info.city
+    row.isp = info.isp
+    row.asn = info.asn
+    row.connection_type = info.connectionType
+    row.is_hosting = info.isHosting
+    row.is_anonymous = info.isAnonymous
+    row.company_id = info.companyId
+  }
+
+const device: EnrichmentStep = (row, { request }) => {
+  const agent = parseUserAgent(request.userAgent)
+  row.device_type = agent.deviceType
+  row.browser = agent.browser
+  row.browser_version = agent.browserVersion
+  row.os = agent.os
+  row.os_version = agent.osVersion
+  row.device_model = agent.deviceModel
+}
+
+const referrer: EnrichmentStep = (row) => {
+  const info = parseReferrer(row.referrer)
+  row.referrer_domain = info.referrerDomain
+  row.search_engine = info.searchEngine
+  row.search_term = info.searchTerm
+}
+
+const campaign: EnrichmentStep = (row, { url }) => {
+  const { utm, trackingParams } = campaignParams(url)
+  Object.assign(row, utm)
+  row.tracking_params = trackingParams
+}
+
+export interface HitPipelineOptions {
+  trackingKeys: TrackingKeyCache
+  /** Unset: no IP enrichment (the IP is still stored when allowed). */
+  ipIntelligence?: IpIntelligence | undefined
+}
+
+export interface HitPipeline {
+  process(hit: Hit, request: HitRequest): Promise<PipelineResult>
+  /** Step names in order, for logs and docs. */
+  readonly steps: readonly string[]
+}
+
+/**
+ * Builds the pipeline.
+ * @example const result = await pipeline.process(hit, request); if ('row' in result) rows.push(result.row)
+ */
+export function createHitPipeline(options: HitPipelineOptions): HitPipeline {
+  const enrichment: [string, EnrichmentStep][] = [
+    ['network', network(options.ipIntelligence)],
+    ['device', device],
+    ['referrer', referrer],
+    ['campaign', campaign],
+  ]
+  return {
+    steps: [
+      'tracking-key',
+      'origin',
+      'bot',
+      'privacy',
+      'identify-email',
+      ...enrichment.map(([name]) => name),
+    ],
+    async process(hit, request) {
+      const key = hit[wire.trackingKey]
+      // Unknown keys are answered like known ones (202); malformed ones never reach the store.
+      const config = isTrackingKeyShape(key) ? await options.trackingKeys.resolve(key) : undefined
+      if (!config) return { drop: 'unknown_key' }
+      const url = new URL(hit[wire.url])
+      if (!isAllowedOrigin(config, url.hostname, request.origin, request.referer)) return { drop: 'origin' }
+      if (isBotHit(request.userAgent, hit[wire.webdriver])) return { drop: 'bot' }
+      if (config.respect_privacy_signals && request.privacySignal) return { drop: 'privacy' }
+      if (hit[wire.event] === 'id' && !hit[wire.email]) return { drop: 'invalid' }
+      const row = toPageViewRow(hit, config, request, url)
+      const input = { hit, url, request, config }
+      for (const [, step] of enrichment) step(row, input)
+      return { row }
+    },
+  }
+}

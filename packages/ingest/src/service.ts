@@ -1,0 +1,121 @@
+// Everything one ingest process needs, built in one place for the composition root (server):
+// spool, IP data, tracking-key cache, pipeline, durable sink, batch writer and metrics.
+import { readFileSync } from 'node:fs'
+import { appendFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Config, Repositories, Store } from '@visitor-id/core'
+import { type BatchWriter, createBatchWriter } from './batch-writer.js'
+import { createDurableSink, type DurableSink, type LogLike } from './durable-sink.js'
+import { createIdentityWriter, type IdentityWriterOptions } from './identities.js'
+import { createIpIntelligence, type IpIntelligence } from './ip/ip-intelligence.js'
+import { createIngestMetrics, createMetricsRegistry, type MetricsRegistry } from './metrics.js'
+import type { PageViewRow } from './page-view-row.js'
+import { createHitPipeline } from './pipeline/index.js'
+import type { IngestPluginOptions } from './plugin.js'
+import { openSpool, type Spool } from './spool.js'
+import { createTrackingKeyCache, type TrackingKeyCache } from './tracking-keys.js'
+
+export interface IngestServiceOptions {
+  store: Store
+  repos: Repositories
+  /** The spool lives in `<dataDir>/spool`. */
+  dataDir: string
+  settings: Config['ingest']
+  trackingKeyTtlMs?: number
+  registry?: MetricsRegistry
+  onIdentified?: IdentityWriterOptions['onIdentified']
+}
+
+export interface IngestService {
+  /** Options for `ingestPlugin`. */
+  plugin: IngestPluginOptions
+  registry: MetricsRegistry
+  trackingKeys: TrackingKeyCache
+  ipIntelligence: IpIntelligence
+  writer: BatchWriter<PageViewRow>
+  durable: DurableSink
+  spool: Spool<PageViewRow>
+  /** Starts the spool replay and the company-range refresh; logs what data was loaded. */
+  start(log: LogLike): void
+  /** Flushes every buffered hit (to ClickHouse or the spool) and stops background work. */
+  close(): Promise<void>
+}
+
+/**
+ * Builds the ingest side of a process.
+ * @example const ingest = await createIngestService({ store, repos, dataDir, settings: config.ingest })
+ */
+export async function createIngestService(options: IngestServiceOptions): Promise<IngestService> {
+  const { settings, store, repos } = options
+  const registry = options.registry ?? createMetricsRegistry()
+  const spoolDir = path.join(options.dataDir, 'spool')
+  let log: LogLike | undefined
+  const spool = await openSpool<PageViewRow>({
+    dir: spoolDir,
+    maxBytes: settings.spoolMaxBytes,
+    onCorrupt: (offset) => log?.error({ offset }, 'ingest: skipped a corrupt spool line'),
+  })
+  const metrics = createIngestMetrics(registry, () => spool.pendingBytes)
+  const ipIntelligence = await createIpIntelligence({
+    store,
+    geoMmdbPath: settings.geoMmdbPath,
+    asnDataPath: settings.asnDataPath,
+    classification: settings.asnClassificationPath
+      ? [JSON.parse(readFileSync(settings.asnClassificationPath, 'utf8'))]
+      : [],
+    anonymousIpLists: settings.anonymousIpLists,
+    hostingIpLists: settings.hostingIpLists,
+  })
+  const trackingKeys = createTrackingKeyCache({ repos, ttlMs: options.trackingKeyTtlMs ?? 30_000 })
+  const pipeline = createHitPipeline({ trackingKeys, ipIntelligence })
+  const identities = createIdentityWriter({
+    store,
+    repos,
+    onError: (error) => log?.warn({ err: error }, 'ingest: ASN companies not written yet'),
+    ...(options.onIdentified ? { onIdentified: options.onIdentified } : {}),
+  })
+  const durable = createDurableSink({
+    store,
+    spool,
+    metrics,
+    afterWrite: identities.afterWrite,
+    onDeadLetter: async (entry, error) => {
+      const line = { token: entry.token, error: String((error as Error)?.message ?? error), rows: entry.rows }
+      await appendFile(path.join(spoolDir, 'dead-letter.jsonl'), `${JSON.stringify(line)}\n`)
+    },
+  })
+  const writer = createBatchWriter<PageViewRow>({
+    sink: durable.sink,
+    maxRows: settings.batchRows,
+    maxMs: settings.batchMs,
+  })
+  let refresh: NodeJS.Timeout | undefined
+  return {
+    plugin: { pipeline, writer, metrics, trackingKeys, isOverloaded: () => durable.overloaded },
+    registry,
+    trackingKeys,
+    ipIntelligence,
+    writer,
+    durable,
+    spool,
+    start(logger) {
+      log = logger
+      durable.setLog(logger)
+      durable.start()
+      logger.info({ ...ipIntelligence.sources, pipeline: pipeline.steps.join(' > ') }, 'ingest: ready')
+      refresh = setInterval(() => {
+        ipIntelligence.reloadCompanies().catch((error: unknown) => {
+          logger.warn({ err: error }, 'ingest: company ranges not reloaded')
+        })
+      }, settings.companyIpsRefreshMs)
+      refresh.unref()
+    },
+    async close() {
+      if (refresh) clearInterval(refresh)
+      await writer.close()
+      await durable.stop()
+      await identities.close()
+      await spool.close()
+    },
+  }
+}

@@ -1,0 +1,87 @@
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { tempDir } from '@visitor-id/core/testing'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openSpool, SpoolFullError } from './spool.js'
+
+const dirs: { remove: () => void }[] = []
+const newDir = () => {
+  const dir = tempDir('vid-spool-')
+  dirs.push(dir)
+  return dir.dir
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) dir.remove()
+})
+
+describe('spool', () => {
+  it('replays batches in order, survives a reopen, and truncates once drained', async () => {
+    const dir = newDir()
+    const spool = await openSpool<{ n: number }>({ dir, maxBytes: 1 << 20 })
+    await spool.append('a', [{ n: 1 }, { n: 2 }])
+    await spool.append('b', [{ n: 3 }])
+    const first = await spool.peek()
+    expect(first).toMatchObject({ token: 'a', rows: [{ n: 1 }, { n: 2 }] })
+    await spool.commit(first!)
+    await spool.close()
+
+    const reopened = await openSpool<{ n: number }>({ dir, maxBytes: 1 << 20 })
+    const second = await reopened.peek()
+    expect(second).toMatchObject({ token: 'b', rows: [{ n: 3 }] })
+    await reopened.commit(second!)
+    expect(await reopened.peek()).toBeUndefined()
+    expect(reopened.pendingBytes).toBe(0)
+    expect(readFileSync(path.join(dir, 'spool.jsonl'), 'utf8')).toBe('')
+    await reopened.close()
+  })
+
+  it('cuts a line torn by a crash (it was never acknowledged)', async () => {
+    const dir = newDir()
+    const spool = await openSpool<{ n: number }>({ dir, maxBytes: 1 << 20 })
+    await spool.append('a', [{ n: 1 }])
+    await spool.close()
+    appendFileSync(path.join(dir, 'spool.jsonl'), '{"t":"b","r":[{"n":')
+    const reopened = await openSpool<{ n: number }>({ dir, maxBytes: 1 << 20 })
+    const entry = await reopened.peek()
+    expect(entry?.token).toBe('a')
+    await reopened.commit(entry!)
+    expect(await reopened.peek()).toBeUndefined()
+    await reopened.close()
+  })
+
+  it('refuses appends past its bound', async () => {
+    const dir = newDir()
+    const spool = await openSpool<string>({ dir, maxBytes: 100 })
+    await spool.append('a', ['x'.repeat(40)])
+    await expect(spool.append('b', ['y'.repeat(60)])).rejects.toBeInstanceOf(SpoolFullError)
+    expect(spool.full).toBe(true)
+    await spool.close()
+  })
+
+  it('skips a corrupt line instead of blocking the batches behind it', async () => {
+    const dir = newDir()
+    writeFileSync(path.join(dir, 'spool.jsonl'), 'garbage\n{"t":"ok","r":[1]}\n')
+    const corrupt: number[] = []
+    const spool = await openSpool<number>({
+      dir,
+      maxBytes: 1 << 20,
+      onCorrupt: (offset) => corrupt.push(offset),
+    })
+    expect(await spool.peek()).toMatchObject({ token: 'ok', rows: [1] })
+    expect(corrupt).toEqual([0])
+    await spool.close()
+  })
+
+  it('keeps concurrent appends whole and in call order', async () => {
+    const dir = newDir()
+    const spool = await openSpool<number>({ dir, maxBytes: 1 << 24 })
+    await Promise.all(Array.from({ length: 50 }, (_, i) => spool.append(`t${i}`, [i])))
+    const tokens: string[] = []
+    for (let entry = await spool.peek(); entry; entry = await spool.peek()) {
+      tokens.push(entry.token)
+      await spool.commit(entry)
+    }
+    expect(tokens).toEqual(Array.from({ length: 50 }, (_, i) => `t${i}`))
+    await spool.close()
+  })
+})

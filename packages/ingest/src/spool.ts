@@ -1,0 +1,165 @@
+// The local spool: an append-only JSONL file under DATA_DIR/spool holding batches that could not
+// be written to ClickHouse. Each line is `{"t": dedupToken, "r": rows}`. A batch is acknowledged
+// only after its line is fsync'd. Replay reads lines in order from a committed offset (kept in
+// `spool.offset`); once everything is replayed the file is truncated. A line torn by a crash was
+// never acknowledged, and is cut off when the spool is opened.
+import { mkdirSync } from 'node:fs'
+import { type FileHandle, open, readFile, rename, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+
+export interface SpoolEntry<Row> {
+  token: string
+  rows: Row[]
+  /** Offset just past this entry. */
+  next: number
+}
+
+/** The spool passed its size bound: callers answer 503 until it drains. */
+export class SpoolFullError extends Error {
+  override name = 'SpoolFullError'
+}
+
+export interface Spool<Row> {
+  /** Appends one batch and fsyncs it; throws SpoolFullError past the bound. */
+  append(token: string, rows: readonly Row[]): Promise<void>
+  /** The oldest batch not yet replayed. */
+  peek(): Promise<SpoolEntry<Row> | undefined>
+  /** Marks a batch (and every one before it) replayed. */
+  commit(entry: SpoolEntry<Row>): Promise<void>
+  /** Bytes appended and not yet replayed. */
+  readonly pendingBytes: number
+  /** True when the next batch of a typical size would not fit. */
+  readonly full: boolean
+  close(): Promise<void>
+}
+
+export interface SpoolOptions {
+  dir: string
+  maxBytes: number
+  /** Called for a line that cannot be parsed (it is skipped). */
+  onCorrupt?: (offset: number) => void
+}
+
+const readChunk = 1024 * 1024
+
+async function readOffset(file: string): Promise<number> {
+  try {
+    const value = Number((await readFile(file, 'utf8')).trim())
+    return Number.isSafeInteger(value) && value >= 0 ? value : 0
+  } catch {
+    return 0
+  }
+}
+
+/** Cuts a torn last line (no newline: the crash came mid-append, before the fsync). */
+async function cutTornTail(handle: FileHandle, size: number): Promise<number> {
+  let end = size
+  const buffer = Buffer.alloc(64 * 1024)
+  while (end > 0) {
+    const start = Math.max(0, end - buffer.length)
+    const { bytesRead } = await handle.read(buffer, 0, end - start, start)
+    const newline = buffer.subarray(0, bytesRead).lastIndexOf(10)
+    if (newline >= 0) {
+      const keep = start + newline + 1
+      if (keep !== size) await handle.truncate(keep)
+      return keep
+    }
+    end = start
+  }
+  if (size > 0) await handle.truncate(0)
+  return 0
+}
+
+/**
+ * Opens (or creates) the spool in `dir`.
+ * @example const spool = await openSpool({ dir: 'data/spool', maxBytes: 512 * 1024 * 1024 })
+ */
+export async function openSpool<Row>(options: SpoolOptions): Promise<Spool<Row>> {
+  mkdirSync(options.dir, { recursive: true })
+  const dataFile = path.join(options.dir, 'spool.jsonl')
+  const offsetFile = path.join(options.dir, 'spool.offset')
+  const handle = await open(dataFile, 'a+')
+  let size = await cutTornTail(handle, (await handle.stat()).size)
+  let offset = Math.min(await readOffset(offsetFile), size)
+  let largestEntry = 0
+  // Appends, commits and truncation take turns; reads of [offset, size) need no lock.
+  let lock: Promise<unknown> = Promise.resolve()
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = lock.then(work)
+    lock = run.catch(() => {})
+    return run
+  }
+  const saveOffset = async () => {
+    const temporary = `${offsetFile}.tmp`
+    await writeFile(temporary, String(offset))
+    await rename(temporary, offsetFile)
+  }
+  const truncateIfDone = async () => {
+    if (offset < size || size === 0) return
+    await handle.truncate(0)
+    size = 0
+    offset = 0
+    await saveOffset()
+  }
+  await truncateIfDone()
+
+  return {
+    get pendingBytes() {
+      return size - offset
+    },
+    get full() {
+      return size + Math.max(largestEntry, 1024) > options.maxBytes
+    },
+    append: (token, rows) =>
+      exclusive(async () => {
+        const line = Buffer.from(`${JSON.stringify({ t: token, r: rows })}\n`)
+        largestEntry = Math.max(largestEntry, line.length)
+        if (size + line.length > options.maxBytes) {
+          throw new SpoolFullError(`The spool is full (${size} of ${options.maxBytes} bytes)`)
+        }
+        await handle.write(line, 0, line.length, null)
+        await handle.datasync()
+        size += line.length
+      }),
+    async peek() {
+      let position = offset
+      while (position < size) {
+        const parts: Buffer[] = []
+        let cursor = position
+        let lineEnd = -1
+        while (lineEnd < 0 && cursor < size) {
+          const buffer = Buffer.alloc(Math.min(readChunk, size - cursor))
+          const { bytesRead } = await handle.read(buffer, 0, buffer.length, cursor)
+          const chunk = buffer.subarray(0, bytesRead)
+          const newline = chunk.indexOf(10)
+          if (newline >= 0) {
+            parts.push(chunk.subarray(0, newline))
+            lineEnd = cursor + newline
+          } else parts.push(chunk)
+          cursor += bytesRead
+          if (bytesRead === 0) break
+        }
+        if (lineEnd < 0) return undefined
+        try {
+          const parsed = JSON.parse(Buffer.concat(parts).toString('utf8')) as { t: string; r: Row[] }
+          return { token: parsed.t, rows: parsed.r, next: lineEnd + 1 }
+        } catch {
+          options.onCorrupt?.(position)
+          position = lineEnd + 1
+          await exclusive(async () => {
+            offset = Math.max(offset, position)
+            await saveOffset()
+          })
+        }
+      }
+      return undefined
+    },
+    commit: (entry) =>
+      exclusive(async () => {
+        offset = Math.max(offset, entry.next)
+        await saveOffset()
+        await truncateIfDone()
+      }),
+    close: () => exclusive(() => handle.close()),
+  }
+}

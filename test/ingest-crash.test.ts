@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { createStore } from '@visitor-id/core'
+import { tempDir } from '@visitor-id/core/testing'
+import { afterAll, describe, expect, it } from 'vitest'
+import { type BootstrapKeys, collect, pixelHit } from './fixtures/hits.js'
+import { type ServerProcess, startServerProcess } from './support/server-process.js'
+
+// kill -9 of the real server (embedded store) while hits pour in: every hit it acknowledged
+// (202) is in ClickHouse after a restart, exactly once.
+const data = tempDir('vid-crash-')
+let server: ServerProcess | undefined
+
+afterAll(async () => {
+  if (server && server.child.exitCode === null) {
+    server.child.kill('SIGKILL')
+    await server.exit
+  }
+  data.remove()
+})
+
+describe('kill -9 under load', () => {
+  it('loses no acknowledged hit', { timeout: 120_000 }, async () => {
+    server = await startServerProcess({ DATA_DIR: data.dir, INGEST_BATCH_MS: '20' })
+    console.log(`ready after ${server.readyAfterMs} ms`)
+    const { trackingKey } = JSON.parse(
+      readFileSync(path.join(data.dir, 'bootstrap.json'), 'utf8'),
+    ) as BootstrapKeys
+    const url = server.url
+    const acknowledged = new Set<number>()
+    let next = 0
+    let stop = false
+    const worker = async () => {
+      while (!stop) {
+        const n = next++
+        try {
+          const response = await collect(url, pixelHit(trackingKey, { u: `https://crash.test/n/${n}` }))
+          if (response.status === 202) acknowledged.add(n)
+        } catch {
+          // The server is gone: this hit was never acknowledged.
+        }
+      }
+    }
+    const workers = Array.from({ length: 32 }, worker)
+    const started = Date.now()
+    while (acknowledged.size < 1500 && Date.now() - started < 30_000) {
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    server.child.kill('SIGKILL')
+    await server.exit
+    stop = true
+    await Promise.all(workers)
+    console.log(`load phase: ${Date.now() - started} ms`)
+    expect(acknowledged.size).toBeGreaterThanOrEqual(1500)
+
+    // It starts again on the same data (the stale lock is taken over) and stops cleanly.
+    server = await startServerProcess({ DATA_DIR: data.dir })
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200)
+    server.child.kill('SIGTERM')
+    expect((await server.exit).code).toBe(0)
+
+    const store = createStore({ database: 'default', dataDir: data.dir })
+    try {
+      const rows = await store.query<{ path: string; n: number }>(
+        "SELECT path, count() AS n FROM page_views WHERE hostname = 'crash.test' GROUP BY path",
+      )
+      const counts = new Map(rows.map((row) => [row.path, Number(row.n)]))
+      const lost = [...acknowledged].filter((n) => counts.get(`/n/${n}`) !== 1)
+      console.log(
+        `kill -9: ${next} sent, ${acknowledged.size} acknowledged, ${counts.size} stored, ${lost.length} lost`,
+      )
+      expect(lost).toEqual([])
+      expect([...counts.values()].every((count) => count === 1)).toBe(true)
+    } finally {
+      await store.close()
+    }
+  })
+})
