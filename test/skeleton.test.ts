@@ -81,7 +81,12 @@ describe('walking skeleton', () => {
     ] as const) {
       const sent = await fetch(`${server.url}/collect`, {
         method: 'POST',
-        headers: { 'content-type': 'text/plain' },
+        // A browser's user agent: ingest drops hits from bots and scripts (Node's fetch says "node").
+        headers: {
+          'content-type': 'text/plain',
+          'user-agent':
+            'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36',
+        },
         body: JSON.stringify(hit(url, ts)),
       })
       expect(sent.status).toBe(202)

@@ -1,5 +1,6 @@
-import { authenticateKey, type Principal, type Repositories } from '@visitor-id/core'
-import type { FastifyRequest } from 'fastify'
+import { appError, type Principal, type RateLimiter, requireScope } from '@visitor-id/core'
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { ApiServices, Route } from './route-definition.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -7,13 +8,48 @@ declare module 'fastify' {
   }
 }
 
-/** Authenticates the organization key (`X-API-Key`) or, on /partner paths, the partner key. */
-export function createAuthHook(repos: Repositories) {
-  return async (request: FastifyRequest) => {
-    const isPartnerPath = request.url.startsWith('/api/v1/partner')
-    request.principal = isPartnerPath
-      ? await authenticateKey(repos, 'partner', request.headers['x-partner-api-key'])
-      : await authenticateKey(repos, 'organization', request.headers['x-api-key'])
+const keyHeader = { organization: 'x-api-key', partner: 'x-partner-api-key' } as const
+
+/**
+ * Authenticates the route's kind of key: `X-API-Key` on organization routes, `X-Partner-API-Key` on
+ * partner routes. Any other key, or none, is 401.
+ */
+export function authenticate(route: Route, services: ApiServices): onRequestAsyncHookHandler {
+  return async (request) => {
+    const principal = await services.keys.authenticate(route.auth, request.headers[keyHeader[route.auth]])
+    request.principal = principal
+    services.usage.touch(principal.keyId)
+  }
+}
+
+/** Sets the X-RateLimit-* headers and answers 429 (with Retry-After) past the key's limit. */
+export function rateLimit(limiter: RateLimiter, limit: number): onRequestAsyncHookHandler {
+  return async (request, reply) => {
+    const principal = principalOf(request)
+    let result: Awaited<ReturnType<RateLimiter['hit']>>
+    try {
+      result = await limiter.hit(`api:${principal.keyId}`)
+    } catch (error) {
+      // Fail open: an unreachable Redis should not take the API down with it.
+      request.log.warn({ err: error }, 'rate limiter unavailable: request let through')
+      reply.header('x-ratelimit-limit', limit)
+      return
+    }
+    reply
+      .header('x-ratelimit-limit', result.limit)
+      .header('x-ratelimit-remaining', result.remaining)
+      .header('x-ratelimit-reset', Math.ceil(result.resetAt / 1000))
+    if (!result.allowed) {
+      reply.header('retry-after', Math.max(1, Math.ceil((result.resetAt - Date.now()) / 1000)))
+      throw appError('rate_limited')
+    }
+  }
+}
+
+/** 403 unless the key holds the route's scope. */
+export function requireRouteScope(route: Route): onRequestAsyncHookHandler {
+  return async (request) => {
+    requireScope(principalOf(request), route.scope)
   }
 }
 

@@ -1,3 +1,25 @@
 export { principalOf } from './auth.js'
+export { renderDocsPage } from './docs-page.js'
+export { apiDocsPlugin } from './docs-plugin.js'
+export {
+  buildOpenApiDocument,
+  type OpenApiDocument,
+  type OpenApiOperation,
+  routeErrorCodes,
+} from './openapi.js'
 export { type ApiPluginOptions, apiPlugin } from './plugin.js'
-export { parse } from './validation.js'
+export {
+  type ApiServices,
+  type AuthKind,
+  defineRoute,
+  type ExampleIds,
+  type HandlerContext,
+  type HttpMethod,
+  type Route,
+  type RouteDefinition,
+  type RouteExample,
+  type Tenancy,
+  toFastifyPath,
+} from './route-definition.js'
+export { routes } from './routes/index.js'
+export { parse, parseRequest } from './validation.js'

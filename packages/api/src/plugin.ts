@@ -1,7 +1,15 @@
-import type { Config, Coordination, Repositories, Store } from '@visitor-id/core'
+import {
+  type Config,
+  type Coordination,
+  createKeyAuthenticator,
+  createKeyUsageRecorder,
+  type Repositories,
+  type Store,
+} from '@visitor-id/core'
 import type { FastifyPluginAsync } from 'fastify'
-import { createAuthHook } from './auth.js'
-import { visitorTrackingRoutes } from './routes/visitor-tracking.js'
+import { registerRoutes } from './register-routes.js'
+import type { ApiServices } from './route-definition.js'
+import { routes } from './routes/index.js'
 
 export interface ApiPluginOptions {
   config: Config
@@ -10,8 +18,31 @@ export interface ApiPluginOptions {
   coordination: Coordination
 }
 
-/** Every /api/v1 route. Register with `{ prefix: '/api/v1' }`. */
+/** Every /api/v1 route, from the route table. Register with `{ prefix: '/api/v1' }`. */
 export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, options) => {
-  app.addHook('onRequest', createAuthHook(options.repos))
-  await app.register(visitorTrackingRoutes, { store: options.store, repos: options.repos })
+  const { config, store, repos, coordination } = options
+  const keys = createKeyAuthenticator({ repos, pubsub: coordination.pubsub })
+  await keys.start()
+  const usage = createKeyUsageRecorder({
+    store,
+    onError: (error) => app.log.error({ err: error }, 'could not record API key usage'),
+  })
+  app.addHook('onClose', async () => {
+    await usage.close()
+    await keys.close()
+  })
+
+  // JSON only (anything else is 415). An empty JSON body counts as no body, so a DELETE sent with
+  // `Content-Type: application/json` and nothing else is not a parse error.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString()
+    if (text === '') return done(null, undefined)
+    return parseJson(request, text, done)
+  })
+
+  const services: ApiServices = { config, store, repos, coordination, keys, usage, log: app.log }
+  const limiter = coordination.createRateLimiter({ limit: config.apiRateLimit, windowMs: 60_000 })
+  registerRoutes(app, routes, services, { limiter, limit: config.apiRateLimit })
 }

@@ -18,6 +18,9 @@ const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
   FST_ERR_VALIDATION: 'invalid_request',
+  FST_ERR_BAD_URL: 'invalid_request',
+  FST_ERR_MAX_PARAM_LENGTH: 'uri_too_long',
+  FST_ERR_ASYNC_CONSTRAINT: 'internal_error',
 }
 
 const body = (code: ErrorCode, message: string, details?: unknown): ErrorBody => {

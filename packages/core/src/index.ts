@@ -22,8 +22,26 @@ export { AppError, appError, type ErrorCode, errorCatalogue } from './errors.js'
 export { type ErrorBody, toErrorBody } from './http-errors.js'
 export { newId, nextVersion, randomToken, safeEqual, sha256Hex } from './ids.js'
 export { addressOrganization, hasScope, requireScope, type Scope, scopes } from './services/access.js'
-export { authenticateKey, type Principal } from './services/auth.js'
+export {
+  createOrganizationApiKey,
+  listApiKeys,
+  type NewApiKeyInput,
+  revokeApiKey,
+} from './services/api-keys.js'
+export type { Principal } from './services/auth.js'
 export { type BootstrapFile, type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js'
+export {
+  createKeyAuthenticator,
+  type KeyAuthenticator,
+  type KeyAuthenticatorOptions,
+  keyRevokedChannel,
+} from './services/key-authenticator.js'
+export {
+  createKeyUsageRecorder,
+  type KeyUsageRecorder,
+  type KeyUsageRecorderOptions,
+  readKeyUsage,
+} from './services/key-usage.js'
 export {
   type IssuedKey,
   issueKey,
@@ -34,6 +52,28 @@ export {
   partnerKeyPattern,
   trackingKeyPattern,
 } from './services/keys.js'
+export {
+  callerOrganization,
+  createOrganizationFor,
+  listAddressableOrganizations,
+  listMembers,
+  listPartnerOrganizations,
+  type Member,
+  type NewOrganizationInput,
+  type OrganizationUpdate,
+  removeMember,
+  setAutoPhoneEnrichment,
+  setMaxOverages,
+  updateOrganization,
+} from './services/organizations.js'
+export {
+  getPixelConfig,
+  type PixelConfigUpdate,
+  parseIcpSettings,
+  pixelConfigChangedChannel,
+  type UpdatePixelConfigOptions,
+  updatePixelConfig,
+} from './services/pixel-config.js'
 export {
   type CreateApiKeyInput,
   type CreateOrganizationInput,
@@ -49,6 +89,7 @@ export {
   type VisitorProfileOptions,
   type VisitorSession,
 } from './services/visitors.js'
+export type { InsertOptions } from './store/client.js'
 export {
   classifyStoreError,
   createStore,
@@ -61,6 +102,8 @@ export {
 export { type DataDirLock, DataDirLockedError, lockDataDir } from './store/data-dir-lock.js'
 export {
   type ApiKeyRow,
+  type CompanyRow,
+  companiesTable,
   createRepositories,
   type MembershipRow,
   type OrganizationRow,

@@ -1,4 +1,4 @@
-import { apiPlugin } from '@visitor-id/api'
+import { apiDocsPlugin, apiPlugin } from '@visitor-id/api'
 import {
   appError,
   type Config,
@@ -9,8 +9,13 @@ import {
   type Store,
   toErrorBody,
 } from '@visitor-id/core'
-import { type BatchWriter, ingestPlugin, type PageViewRow, type TrackingKeyCache } from '@visitor-id/ingest'
-import Fastify, { type FastifyInstance } from 'fastify'
+import {
+  type IngestPluginOptions,
+  ingestPlugin,
+  type MetricsRegistry,
+  metricsPlugin,
+} from '@visitor-id/ingest'
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 
 export interface AppDependencies {
   config: Config
@@ -18,7 +23,9 @@ export interface AppDependencies {
   coordination: Coordination
   repos: Repositories
   migrations: Migration[]
-  ingest?: { writer: BatchWriter<PageViewRow>; trackingKeys: TrackingKeyCache }
+  ingest?: IngestPluginOptions
+  /** Served at GET /metrics (Prometheus text) when given. */
+  metrics?: MetricsRegistry
 }
 
 const redactedPaths = [
@@ -40,6 +47,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // Respond to a client that goes away mid-request without keeping sockets open at shutdown.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // Errors the router raises before any route runs (bad URL encoding, over-long path parameters)
+    // get the same body as every other error.
+    frameworkErrors: (error, _request, reply) => {
+      const body = toErrorBody(error)
+      ;(reply as FastifyReply).code(body.statusCode).send(body)
+    },
   })
 
   app.setErrorHandler((error, request, reply) => {
@@ -62,10 +75,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const serveIngest = config.role === 'all' || config.role === 'ingest'
   const serveApi = config.role === 'all' || config.role === 'api'
   if (serveIngest) {
-    if (!deps.ingest) throw new Error('The ingest role needs a writer and a tracking key cache')
+    if (!deps.ingest) throw new Error('The ingest role needs the ingest service')
     await app.register(ingestPlugin, deps.ingest)
   }
-  if (serveApi)
+  if (deps.metrics) await app.register(metricsPlugin, { registry: deps.metrics })
+  if (serveApi) {
     await app.register(apiPlugin, {
       prefix: '/api/v1',
       store: deps.store,
@@ -73,5 +87,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       coordination: deps.coordination,
       config,
     })
+    await app.register(apiDocsPlugin)
+  }
   return app
 }

@@ -1,3 +1,4 @@
+import { existsSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import {
   type Config,
@@ -10,6 +11,7 @@ import {
   type Repositories,
   type Scope,
 } from '@visitor-id/core'
+import { createProgressBar, type ImportReport, importCompanies, importCompanyIps } from '@visitor-id/ingest'
 import { openStore } from './runtime.js'
 
 export const usage = `Usage: visitor-id <command> [options]   (from the repo: npm run cli -- <command>)
@@ -21,6 +23,10 @@ Commands:
                                          create an organization, its owner and pixel config
   keys create --org ORG_ID [--name NAME] [--scopes read,write] [--expires-at ISO8601]
                                          create an organization API key (printed once)
+  import company-ips FILE [--replace] [--rejects OUT.csv]
+                                         import company IP ranges (CSV or JSONL: cidr, company_id)
+  import companies FILE [--rejects OUT.csv]
+                                         import companies (CSV or JSONL: id, name, domain, ...)
   help                                   show this text
 
 Settings come from environment variables (see README).`
@@ -107,6 +113,54 @@ async function keysCreate(config: Config, args: string[], out: Out) {
   out(JSON.stringify(result, null, 2))
 }
 
+const shownRejects = 100
+
+async function importCommand(config: Config, kind: string | undefined, args: string[], out: Out) {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { replace: { type: 'boolean' }, rejects: { type: 'string' } },
+  })
+  if (kind !== 'company-ips' && kind !== 'companies') {
+    throw new UsageError('import needs a dataset: company-ips or companies')
+  }
+  const file = positionals[0]
+  if (!file || positionals.length > 1) throw new UsageError(`import ${kind} needs one FILE`)
+  if (!existsSync(file)) throw new UsageError(`No such file: ${file}`)
+  if (values.replace && kind !== 'company-ips') throw new UsageError('--replace applies to company-ips only')
+  const bar = createProgressBar(process.stderr, `import ${kind}`)
+  const { store, lock } = openStore(config)
+  let report: ImportReport
+  try {
+    await migrate(store)
+    const options = { store, file, onProgress: bar.update, replace: values.replace ?? false }
+    report = kind === 'company-ips' ? await importCompanyIps(options) : await importCompanies(options)
+  } finally {
+    bar.done()
+    await store.close()
+    lock?.release()
+  }
+  if (values.rejects) {
+    const lines = report.rejects.map((r) => `${r.line},"${r.reason.replace(/"/g, '""')}"`)
+    writeFileSync(values.rejects, `line,reason\n${lines.join('\n')}${lines.length ? '\n' : ''}`)
+  }
+  out(
+    JSON.stringify(
+      {
+        ...report,
+        rejects: report.rejects.slice(0, shownRejects),
+        ...(report.rejected > shownRejects
+          ? {
+              note: `${report.rejected - shownRejects} more rejected rows${values.rejects ? ` in ${values.rejects}` : ' (use --rejects FILE for all)'}`,
+            }
+          : {}),
+      },
+      null,
+      2,
+    ),
+  )
+}
+
 /** Runs one admin command (everything but `serve`). */
 export async function runAdminCommand(config: Config, argv: string[], out: Out): Promise<void> {
   const [command, sub, ...rest] = argv
@@ -123,5 +177,6 @@ export async function runAdminCommand(config: Config, argv: string[], out: Out):
   }
   if (command === 'org' && sub === 'create') return orgCreate(config, rest, out)
   if (command === 'keys' && sub === 'create') return keysCreate(config, rest, out)
+  if (command === 'import') return importCommand(config, sub, rest, out)
   throw new UsageError(`Unknown command: ${argv.join(' ') || '(none)'}. Run "help" for the list.`)
 }

@@ -8,16 +8,23 @@ import {
   type DataDirLock,
   lockDataDir,
   migrate,
+  pixelConfigChangedChannel,
+  type Repositories,
   readMigrations,
   type Store,
 } from '@visitor-id/core'
-import { createBatchWriter, createTrackingKeyCache, type PageViewRow } from '@visitor-id/ingest'
+import { createIngestService, createMetricsRegistry, type IngestService } from '@visitor-id/ingest'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 
 export interface RunningServer {
   app: FastifyInstance
   url: string
+  /** The process's store and repositories (tests and benchmarks seed data through them). */
+  store: Store
+  repos: Repositories
+  /** The ingest side (spool, writer, metrics) when the role serves ingest. */
+  ingest: IngestService | undefined
   bootstrapFile: string
   /** Stops accepting, flushes every buffer, closes the store; idempotent. */
   stop(): Promise<void>
@@ -46,8 +53,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const { store, lock } = openStore(config)
   let coordination: Coordination | undefined
   let app: FastifyInstance | undefined
+  let ingest: IngestService | undefined
   const cleanup = async () => {
     await app?.close()
+    await ingest?.close()
     await coordination?.close()
     await store.close()
     lock?.release()
@@ -59,26 +68,49 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const repos = createRepositories(store)
     const bootstrap = config.bootstrap ? await bootstrapIfEmpty(repos, config.dataDir) : undefined
 
-    const writer = createBatchWriter<PageViewRow>({
-      sink: (rows) => store.insert('page_views', rows),
-      maxRows: config.ingest.batchRows,
-      maxMs: config.ingest.batchMs,
+    const metrics = createMetricsRegistry()
+    if (config.role === 'all' || config.role === 'ingest') {
+      ingest = await createIngestService({
+        store,
+        repos,
+        dataDir: config.dataDir,
+        settings: config.ingest,
+        registry: metrics,
+      })
+      const trackingKeys = ingest.trackingKeys
+      // A changed pixel config reaches ingest at once, in this process and (through Redis) in every other.
+      await coordination.pubsub.subscribe(pixelConfigChangedChannel, (trackingKey) =>
+        trackingKeys.invalidate(trackingKey),
+      )
+    }
+    app = await buildApp({
+      config,
+      store,
+      coordination,
+      repos,
+      migrations,
+      metrics,
+      ...(ingest ? { ingest: ingest.plugin } : {}),
     })
-    const trackingKeys = createTrackingKeyCache({ repos, ttlMs: 30_000 })
-    app = await buildApp({ config, store, coordination, repos, migrations, ingest: { writer, trackingKeys } })
+    ingest?.start(app.log)
     const address = await app.listen({ port: config.port, host: config.host })
     if (bootstrap?.created) app.log.info({ file: bootstrap.file }, 'bootstrap: wrote the first keys')
 
     let stopping: Promise<void> | undefined
     const running = app
+    const runningIngest = ingest
     return {
       app: running,
       url: address.replace('0.0.0.0', '127.0.0.1'),
+      store,
+      repos,
+      ingest: runningIngest,
       bootstrapFile: bootstrap?.file ?? `${config.dataDir}/bootstrap.json`,
       stop() {
         stopping ??= (async () => {
           await running.close()
-          await writer.close()
+          // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
+          await runningIngest?.close()
           await coordination?.close()
           await store.close()
           lock?.release()

@@ -1,41 +1,179 @@
-import {
-  addressOrganization,
-  appError,
-  getVisitorProfile,
-  type Repositories,
-  requireScope,
-  type Store,
-} from '@visitor-id/core'
-import type { FastifyInstance } from 'fastify'
+// Spec section "Visitor tracking" (phone number search and contact count come later).
+import { appError, getPixelConfig, getVisitorProfile, updatePixelConfig } from '@visitor-id/core'
+import { renderSnippet, type SnippetType, snippetTypes } from '@visitor-id/pixel'
+import type { FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { principalOf } from '../auth.js'
-import { parse } from '../validation.js'
+import { iso, presentPixelConfig } from '../presenters.js'
+import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
+import { hostname, httpUrl, organizationIdParam, pathId } from '../schemas/common.js'
+import { pixelConfigSchema, visitorProfileSchema } from '../schemas/resources.js'
+import { addressed } from './context.js'
 
-const visitorParams = z.object({ organizationId: z.string().max(64), visitorId: z.string().max(64) })
+const organizationParams = z.object({ organizationId: organizationIdParam })
+const maxIcpSettingsBytes = 16 * 1024
+const snippetType = z.enum(snippetTypes as [SnippetType, ...SnippetType[]])
 
-export interface VisitorTrackingRoutesOptions {
-  store: Store
-  repos: Repositories
+/** Where the pixel is served from: PUBLIC_URL, else the origin the caller used to reach the API. */
+function collectorHost(services: ApiServices, request: FastifyRequest): string {
+  if (services.config.publicUrl) return services.config.publicUrl
+  // The Host header is the caller's own input; anything unusual falls back to a neutral value.
+  const host = /^[A-Za-z0-9.-]{1,253}(?::\d{1,5})?$/.test(request.host) ? request.host : 'localhost'
+  return `${request.protocol}://${host}`
 }
 
-/** Spec section "Visitor tracking". */
-export async function visitorTrackingRoutes(app: FastifyInstance, options: VisitorTrackingRoutesOptions) {
-  app.get('/visitor-tracking/:organizationId/visitors/:visitorId', async (request) => {
-    const principal = principalOf(request)
-    requireScope(principal, 'read')
-    const params = parse(visitorParams, request.params)
-    const organization = await addressOrganization(options.repos, principal, params.organizationId, 'read')
-    const config = await options.repos.pixelConfigs.get({ organization_id: organization.id })
-    const profile = await getVisitorProfile(
-      options.store,
-      options.repos,
-      organization.id,
-      params.visitorId.toLowerCase(),
-      {
-        ipTracking: config?.ip_tracking ?? false,
-      },
-    )
-    if (!profile) throw appError('resource_not_found', 'Visitor not found')
-    return profile
+const pixelConfigUpdate = z
+  .strictObject({
+    allowedReferrers: z
+      .array(httpUrl)
+      .max(100)
+      .optional()
+      .describe('http(s) URLs of the pages allowed to send hits (at most 100, 2 KB each)'),
+    verifiedDomains: z
+      .array(hostname)
+      .max(100)
+      .optional()
+      .describe('Hostnames of the verified sites; subdomains included (at most 100)'),
+    ipTracking: z.boolean().optional(),
+    respectPrivacySignals: z.boolean().optional(),
+    formCapture: z.boolean().optional(),
+    icpSettings: z
+      .record(z.string().max(100), z.unknown())
+      .refine((value) => JSON.stringify(value).length <= maxIcpSettingsBytes, {
+        message: `must be at most ${maxIcpSettingsBytes} bytes of JSON`,
+      })
+      .optional()
+      .describe('Settings of ICP scoring, a JSON object (at most 16 KB); replaces the stored one'),
   })
-}
+  .refine((body) => Object.values(body).some((value) => value !== undefined), {
+    message: 'at least one field is required',
+  })
+
+/** Spec section "Visitor tracking": pixel config, snippets, visitor profiles. */
+export const visitorTrackingRoutes: Route[] = [
+  defineRoute({
+    operationId: 'getPixelConfig',
+    method: 'GET',
+    path: '/visitor-tracking/{organizationId}',
+    auth: 'organization',
+    scope: 'read',
+    tenancy: 'organization-param',
+    tag: 'Visitor tracking',
+    summary: "Get the organization's pixel configuration",
+    params: organizationParams,
+    response: {
+      status: 200,
+      description: 'The pixel configuration',
+      schema: z.object({ pixelConfig: pixelConfigSchema }),
+    },
+    errors: [],
+    example: (ids) => ({ params: { organizationId: ids.organizationId } }),
+    async handler({ organization, request, services }) {
+      const row = await getPixelConfig(services.repos, addressed(organization).id)
+      return { pixelConfig: presentPixelConfig(row, collectorHost(services, request)) }
+    },
+  }),
+  defineRoute({
+    operationId: 'updatePixelConfig',
+    method: 'PUT',
+    path: '/visitor-tracking/{organizationId}/pixel-config',
+    auth: 'organization',
+    scope: 'write',
+    tenancy: 'organization-param',
+    tag: 'Visitor tracking',
+    summary: 'Update the pixel configuration',
+    description:
+      'Only the fields sent change. Ingest processes are told at once (pubsub `pixel-config:changed`); ' +
+      'at worst they pick the change up when their 30-second cache expires.',
+    params: organizationParams,
+    body: pixelConfigUpdate,
+    bodyLimit: 1024 * 1024,
+    response: {
+      status: 200,
+      description: 'The updated pixel configuration',
+      schema: z.object({ pixelConfig: pixelConfigSchema }),
+    },
+    errors: [],
+    example: (ids) => ({
+      params: { organizationId: ids.organizationId },
+      body: { allowedReferrers: ['https://www.example.com/'], verifiedDomains: ['example.com'] },
+    }),
+    async handler({ organization, body, request, services }) {
+      const row = await updatePixelConfig(services.repos, addressed(organization).id, body, {
+        pubsub: services.coordination.pubsub,
+        onError: (error) => services.log.error({ err: error }, 'pixel config change not announced'),
+      })
+      return { pixelConfig: presentPixelConfig(row, collectorHost(services, request)) }
+    },
+  }),
+  defineRoute({
+    operationId: 'getInstallationScript',
+    method: 'GET',
+    path: '/visitor-tracking/{organizationId}/installation/script/{type}',
+    auth: 'organization',
+    scope: 'read',
+    tenancy: 'organization-param',
+    tag: 'Visitor tracking',
+    summary: 'Get the installation snippet',
+    description: '`jsSnippet`: paste into every page. `tagManager`: a variant for tag managers.',
+    params: organizationParams.extend({
+      type: snippetType.describe('Snippet type'),
+    }),
+    response: {
+      status: 200,
+      description: 'The snippet (HTML with the script)',
+      schema: z.object({ type: snippetType, script: z.string() }),
+    },
+    errors: [],
+    example: (ids) => ({ params: { organizationId: ids.organizationId, type: 'jsSnippet' } }),
+    async handler({ organization, params, request, services }) {
+      const row = await getPixelConfig(services.repos, addressed(organization).id)
+      const script = renderSnippet(params.type, {
+        host: collectorHost(services, request),
+        trackingKey: row.tracking_key,
+      })
+      return { type: params.type, script }
+    },
+  }),
+  defineRoute({
+    operationId: 'getVisitor',
+    method: 'GET',
+    path: '/visitor-tracking/{organizationId}/visitors/{visitorId}',
+    auth: 'organization',
+    scope: 'read',
+    tenancy: 'organization-param',
+    tag: 'Visitor tracking',
+    summary: 'Get a visitor profile',
+    description:
+      'Contact, company, sessions (newest first) and page views. `phoneNumber` and ' +
+      '`phoneNumberSearchStatus` appear only once the organization has unlocked the phone.',
+    params: organizationParams.extend({ visitorId: pathId('Visitor id (UUID)') }),
+    response: { status: 200, description: 'The visitor profile', schema: visitorProfileSchema },
+    errors: [],
+    example: (ids) => ({ params: { organizationId: ids.organizationId, visitorId: ids.visitorId } }),
+    async handler({ organization, params, services }) {
+      const { id } = addressed(organization)
+      const config = await services.repos.pixelConfigs.get({ organization_id: id })
+      const profile = await getVisitorProfile(
+        services.store,
+        services.repos,
+        id,
+        params.visitorId.toLowerCase(),
+        {
+          ipTracking: config?.ip_tracking ?? false,
+        },
+      )
+      if (!profile) throw appError('resource_not_found', 'Visitor not found')
+      return {
+        ...profile,
+        firstSeenAt: iso(profile.firstSeenAt),
+        lastSeenAt: iso(profile.lastSeenAt),
+        sessions: profile.sessions.map((s) => ({
+          ...s,
+          startedAt: iso(s.startedAt),
+          endedAt: iso(s.endedAt),
+        })),
+        pageViews: profile.pageViews.map((p) => ({ ...p, visitedAt: iso(p.visitedAt) })),
+      }
+    },
+  }),
+]

@@ -1,0 +1,172 @@
+// The tenant and scope matrix, built from the route table: a route added to the table is checked
+// here without anyone writing a line, and a route cannot be registered outside the table (see
+// openapi.test.ts).
+import { createPartner, revokeApiKey, type Scope } from '@visitor-id/core'
+import type { InjectOptions } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildOpenApiDocument } from './openapi.js'
+import type { Route } from './route-definition.js'
+import { routes } from './routes/index.js'
+import { createValidator, expectDocumented } from './testing/documented.js'
+import { errorBody, type Harness, startHarness } from './testing/harness.js'
+
+let h: Harness
+const keys = {} as {
+  revoked: string
+  expired: string
+  otherTenant: string
+  otherTenantOrganizationId: string
+  otherPartner: string
+  lacking: Record<Scope, string>
+}
+let visitorId: string
+const document = buildOpenApiDocument(routes)
+const ajv = createValidator()
+
+beforeAll(async () => {
+  h = await startHarness()
+  const organizationId = h.boot.organizationId
+  const revoked = await h.createKey(organizationId, ['admin'])
+  await revokeApiKey(h.repos, { revoked: async () => {} }, organizationId, revoked.id)
+  keys.revoked = revoked.plainKey
+  keys.expired = (await h.createKey(organizationId, ['admin'], '2020-01-01T00:00:00.000Z')).plainKey
+  const tenant = await h.createTenant({ plusEmployee: true })
+  keys.otherTenant = tenant.key
+  keys.otherTenantOrganizationId = tenant.organizationId
+  keys.otherPartner = (await createPartner(h.repos, { name: 'Other partner' })).plainKey
+  const lackingScopes: Record<Scope, Scope[]> = {
+    read: ['write'],
+    write: ['read'],
+    admin: ['read', 'write'],
+    'agency:read': ['admin'],
+    'agency:write': ['admin'],
+  }
+  keys.lacking = {} as Record<Scope, string>
+  for (const [scope, granted] of Object.entries(lackingScopes) as [Scope, Scope[]][]) {
+    keys.lacking[scope] = (await h.createKey(organizationId, granted)).plainKey
+  }
+  visitorId = (await h.seedVisitor(organizationId)).visitorId
+})
+
+afterAll(async () => {
+  await h?.stop()
+})
+
+/** The route's example request against fresh fixtures, so destructive routes can run every time. */
+async function exampleRequest(route: Route): Promise<InjectOptions> {
+  const example = route.example({
+    organizationId: h.boot.organizationId,
+    memberUserId: await h.addMember(h.boot.organizationId),
+    visitorId,
+    keyId: (await h.createKey(h.boot.organizationId, ['read'])).id,
+  })
+  let url = `/api/v1${route.path}`
+  for (const [name, value] of Object.entries(example.params ?? {}))
+    url = url.replace(`{${name}}`, encodeURIComponent(value))
+  expect(url, `${route.operationId}: the example fills every path parameter`).not.toMatch(/[{}]/)
+  const query = new URLSearchParams(example.query ?? {}).toString()
+  return {
+    method: route.method,
+    url: query ? `${url}?${query}` : url,
+    ...(example.body === undefined ? {} : { payload: example.body as object }),
+  }
+}
+
+/** Sends the request with exactly these key headers. */
+async function send(route: Route, headers: Record<string, string>) {
+  const request = await exampleRequest(route)
+  return h.server.app.inject({ ...request, headers: { ...(request.headers as object), ...headers } })
+}
+
+const header = (route: Route) => (route.auth === 'organization' ? 'x-api-key' : 'x-partner-api-key')
+const rightKey = (route: Route) => (route.auth === 'organization' ? h.boot.apiKey : h.boot.partnerKey)
+const malformed = [
+  '',
+  'bsk_live_',
+  'bsk_live_XYZ',
+  `bsk_live_${'g'.repeat(32)}`,
+  `bsk_partner_${'0'.repeat(31)}`,
+  'x'.repeat(4096),
+]
+
+describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as const))(
+  '%s',
+  (_name, route) => {
+    it('no key: 401', async () => {
+      const response = await send(route, {})
+      expect(response.statusCode).toBe(401)
+      expect(response.json()).toEqual(errorBody(401, 'unauthorized'))
+      expect(response.headers['x-ratelimit-limit']).toBeUndefined()
+    })
+
+    it('malformed or unknown key: 401', async () => {
+      for (const key of [...malformed, `bsk_live_${'0'.repeat(32)}`, `bsk_partner_${'0'.repeat(32)}`]) {
+        const response = await send(route, { [header(route)]: key })
+        expect(response.statusCode, key.slice(0, 40)).toBe(401)
+        expect(response.json()).toEqual(errorBody(401, 'unauthorized'))
+      }
+    })
+
+    it('revoked key: 401', async () => {
+      if (route.auth === 'partner') return // partner keys are not revoked through this API (yet)
+      expect((await send(route, { [header(route)]: keys.revoked })).json()).toEqual(
+        errorBody(401, 'unauthorized'),
+      )
+    })
+
+    it('expired key: 401', async () => {
+      if (route.auth === 'partner') return
+      expect((await send(route, { [header(route)]: keys.expired })).json()).toEqual(
+        errorBody(401, 'unauthorized'),
+      )
+    })
+
+    it('the other kind of key, in either header: 401', async () => {
+      const wrong = route.auth === 'organization' ? h.boot.partnerKey : h.boot.apiKey
+      const attempts: Record<string, string>[] = [
+        { 'x-api-key': wrong },
+        { 'x-partner-api-key': wrong },
+        { 'x-api-key': wrong, 'x-partner-api-key': wrong },
+      ]
+      for (const headers of attempts) {
+        const response = await send(route, headers)
+        expect(response.statusCode).toBe(401)
+        expect(response.json()).toEqual(errorBody(401, 'unauthorized'))
+      }
+    })
+
+    it(`a key without ${route.scope}: 403`, async () => {
+      if (route.auth === 'partner') return // partner keys carry admin; no narrower partner keys exist yet
+      const response = await send(route, { 'x-api-key': keys.lacking[route.scope] })
+      expect(response.statusCode).toBe(403)
+      expect(response.json()).toEqual(errorBody(403, 'forbidden'))
+      expect(response.headers['x-ratelimit-limit']).toBe('1000')
+    })
+
+    it("another tenant's key: 404, or only its own data", async () => {
+      const other = route.auth === 'organization' ? keys.otherTenant : keys.otherPartner
+      const response = await send(route, { [header(route)]: other })
+      if (route.tenancy === 'organization-param') {
+        expect(response.statusCode).toBe(404)
+        expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
+      } else {
+        expect(response.statusCode).toBeLessThan(300)
+        expect(response.body).not.toContain(h.boot.organizationId)
+      }
+    })
+
+    it('the right key: the documented status and body, with rate-limit headers', async () => {
+      const response = await send(route, { [header(route)]: rightKey(route) })
+      expectDocumented(route, response, document, ajv)
+      expect(Number(response.headers['x-ratelimit-limit'])).toBe(1000)
+      expect(Number(response.headers['x-ratelimit-remaining'])).toBeLessThan(1000)
+      expect(Number(response.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000)
+    })
+  },
+)
+
+it('covers every route of the table', () => {
+  expect(routes.length).toBeGreaterThanOrEqual(15)
+  expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(routes.length)
+  expect(routes.some((r) => r.auth === 'partner')).toBe(true)
+})

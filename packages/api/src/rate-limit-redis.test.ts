@@ -1,0 +1,111 @@
+// The API with REDIS_URL set: rate limits, key revocation and pixel config changes shared across
+// processes. "Another process" is a second coordination on the same Redis prefix, next to the server.
+import { randomUUID } from 'node:crypto'
+import {
+  type Coordination,
+  createKeyAuthenticator,
+  createRedisCoordination,
+  pixelConfigChangedChannel,
+} from '@visitor-id/core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Harness, startHarness } from './testing/harness.js'
+import { expectRateLimiting } from './testing/rate-limit-checks.js'
+
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const prefix = `vid-test-${randomUUID().slice(0, 8)}:`
+
+async function redisReachable(): Promise<boolean> {
+  const probe = createRedisCoordination({ url: redisUrl, prefix, onError: () => {} })
+  try {
+    return await probe.ping()
+  } finally {
+    await probe.close()
+  }
+}
+
+const reachable = await redisReachable()
+if (!reachable && process.env.CI !== 'true') {
+  console.warn(
+    `\n!!! SKIPPING the API's Redis tests: Redis at ${redisUrl} is unreachable.\n` +
+      '!!! Start Redis or set REDIS_URL to run them; with CI=true this is a failure instead of a skip.\n',
+  )
+}
+
+describe.skipIf(!reachable && process.env.CI !== 'true')('the API on Redis', () => {
+  let h: Harness
+  let other: Coordination
+
+  beforeAll(async () => {
+    if (!reachable) throw new Error(`Redis at ${redisUrl} is unreachable; CI must run the Redis tests`)
+    h = await startHarness({ API_RATE_LIMIT: '5', REDIS_URL: redisUrl, REDIS_PREFIX: prefix })
+    other = createRedisCoordination({ url: redisUrl, prefix })
+  })
+
+  afterAll(async () => {
+    await other?.close()
+    await h?.stop()
+  })
+
+  it('limits each key, with the same headers and 429', async () => {
+    await expectRateLimiting(h, 5)
+  })
+
+  it('counts one key across processes', async () => {
+    const { id, plainKey } = await h.createKey(h.boot.organizationId, ['read'])
+    const limiter = other.createRateLimiter({ limit: 5, windowMs: 60_000 })
+    for (let i = 0; i < 3; i++) await limiter.hit(`api:${id}`)
+    const remaining: string[] = []
+    for (let i = 0; i < 3; i++) {
+      const response = await h.request({ method: 'GET', url: '/api/v1/ping', key: plainKey })
+      remaining.push(`${response.statusCode}:${response.headers['x-ratelimit-remaining']}`)
+    }
+    expect(remaining).toEqual(['200:1', '200:0', '429:0'])
+  })
+
+  it('revokes a key in every process at once', async () => {
+    const { id, plainKey } = await h.createKey(h.boot.organizationId, ['read'])
+    // The other process has the key cached (for 60 s), so only the broadcast can make it refuse now.
+    const keys = createKeyAuthenticator({ repos: h.repos, pubsub: other.pubsub })
+    await keys.start()
+    try {
+      expect((await keys.authenticate('organization', plainKey)).keyId).toBe(id)
+      const revoked = await h.request({
+        method: 'DELETE',
+        url: `/api/v1/organization/${h.boot.organizationId}/api-keys/${id}`,
+      })
+      expect(revoked.json()).toEqual({ success: true })
+      expect((await h.request({ method: 'GET', url: '/api/v1/ping', key: plainKey })).statusCode).toBe(401)
+      const started = Date.now()
+      let refused = false
+      while (!refused && Date.now() - started < 2000) {
+        refused = await keys.authenticate('organization', plainKey).then(
+          () => false,
+          () => true,
+        )
+        if (!refused) await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      expect(refused).toBe(true)
+      expect(Date.now() - started).toBeLessThan(2000)
+    } finally {
+      await keys.close()
+    }
+  })
+
+  it('announces pixel config changes to every process', async () => {
+    const heard: string[] = []
+    const unsubscribe = await other.pubsub.subscribe(pixelConfigChangedChannel, (key) => heard.push(key))
+    try {
+      const response = await h.request({
+        method: 'PUT',
+        url: `/api/v1/visitor-tracking/${h.boot.organizationId}/pixel-config`,
+        payload: { formCapture: true },
+      })
+      expect(response.statusCode).toBe(200)
+      for (let i = 0; i < 200 && heard.length === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(heard).toEqual([h.boot.trackingKey])
+    } finally {
+      await unsubscribe()
+    }
+  })
+})

@@ -1,0 +1,126 @@
+import type {
+  Config,
+  Coordination,
+  ErrorCode,
+  KeyAuthenticator,
+  KeyUsageRecorder,
+  OrganizationRow,
+  Principal,
+  Repositories,
+  Scope,
+  Store,
+} from '@visitor-id/core'
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
+import type { z } from 'zod'
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+/** Which key a route takes: `X-API-Key` (organization) or `X-Partner-API-Key` (partner). */
+export type AuthKind = 'organization' | 'partner'
+
+/**
+ * Which organization a route acts on, resolved before its handler runs:
+ * - `organization-param`: the `{organizationId}` path parameter, if the key may address it (else 404);
+ * - `caller`: the key's own organization;
+ * - `none`: no organization (partner routes, the ping).
+ */
+export type Tenancy = 'organization-param' | 'caller' | 'none'
+
+/** What every handler may use; built once by the plugin. */
+export interface ApiServices {
+  config: Config
+  store: Store
+  repos: Repositories
+  coordination: Coordination
+  keys: KeyAuthenticator
+  usage: KeyUsageRecorder
+  log: FastifyBaseLogger
+}
+
+export interface HandlerContext<P, Q, B> {
+  principal: Principal
+  /** Set unless the route's tenancy is `none`. */
+  organization: OrganizationRow | undefined
+  params: P
+  query: Q
+  body: B
+  request: FastifyRequest
+  services: ApiServices
+}
+
+/** Ids of a prepared store that route examples refer to (docs use placeholders, tests real ones). */
+export interface ExampleIds {
+  organizationId: string
+  /** A member who is not the owner. */
+  memberUserId: string
+  visitorId: string
+  /** An organization key other than the caller's. */
+  keyId: string
+}
+
+/** A valid request for the route; the tenant/scope matrix and the docs use it. */
+export interface RouteExample {
+  params?: Record<string, string>
+  query?: Record<string, string>
+  body?: unknown
+}
+
+type Output<S> = S extends z.ZodType ? z.output<S> : undefined
+
+/**
+ * One route, declared once: everything the auth, scope and tenancy hooks, the OpenAPI document and
+ * the tenant/scope matrix test need comes from here.
+ */
+export interface RouteDefinition<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  R extends z.ZodType = z.ZodType,
+> {
+  operationId: string
+  method: HttpMethod
+  /** OpenAPI style, relative to /api/v1: `/organization/{organizationId}`. */
+  path: string
+  auth: AuthKind
+  scope: Scope
+  tenancy: Tenancy
+  tag: string
+  summary: string
+  description?: string
+  params?: P
+  query?: Q
+  body?: B
+  /** Largest accepted body in bytes (default 64 KB). */
+  bodyLimit?: number
+  response: { status: 200 | 201; description: string; schema: R }
+  /** Error codes specific to this route; authentication, scope, rate limit and 500 are implied. */
+  errors: readonly ErrorCode[]
+  example(ids: ExampleIds): RouteExample
+  handler(context: HandlerContext<Output<P>, Output<Q>, Output<B>>): Promise<z.input<R>>
+}
+
+/** A route of the table, whatever its schemas. */
+export type Route = RouteDefinition<
+  z.ZodType | undefined,
+  z.ZodType | undefined,
+  z.ZodType | undefined,
+  z.ZodType
+>
+
+/**
+ * Declares a route with its types inferred from its schemas.
+ * @example export const ping = defineRoute({ operationId: 'ping', method: 'GET', path: '/ping', ... })
+ */
+export function defineRoute<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  R extends z.ZodType = z.ZodType,
+>(route: RouteDefinition<P, Q, B, R>): Route {
+  return route as unknown as Route
+}
+
+/** `/a/{b}/c` -> `/a/:b/c` (Fastify's syntax). */
+export function toFastifyPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1')
+}

@@ -1,0 +1,15 @@
+import type { Route } from '../route-definition.js'
+import { apiKeyRoutes } from './api-keys.js'
+import { organizationRoutes } from './organizations.js'
+import { partnerRoutes } from './partner.js'
+import { pingRoutes } from './ping.js'
+import { visitorTrackingRoutes } from './visitor-tracking.js'
+
+/** Every /api/v1 route. The plugin, the OpenAPI document and the tenant/scope matrix all read this. */
+export const routes: readonly Route[] = [
+  ...pingRoutes,
+  ...apiKeyRoutes,
+  ...organizationRoutes,
+  ...visitorTrackingRoutes,
+  ...partnerRoutes,
+]

@@ -1,0 +1,310 @@
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errorBody, type Harness, startHarness } from '../testing/harness.js'
+
+let h: Harness
+
+beforeAll(async () => {
+  h = await startHarness()
+})
+
+afterAll(async () => {
+  await h?.stop()
+})
+
+const org = (id: string, suffix = '') => `/api/v1/organization/${id}${suffix}`
+const paths = (body: { details?: { issues: { path: string }[] } }) =>
+  body.details?.issues.map((i) => i.path) ?? []
+
+async function expectInvalid(response: Awaited<ReturnType<Harness['request']>>, field: string) {
+  expect(response.statusCode).toBe(400)
+  const body = response.json()
+  expect(body).toMatchObject(errorBody(400, 'invalid_request'))
+  expect(paths(body)).toContain(field)
+}
+
+describe('POST /organization', () => {
+  it('under an agency key: a sub-organization the key may address, domain lowercased', async () => {
+    const response = await h.request({
+      method: 'POST',
+      url: '/api/v1/organization',
+      payload: { organizationName: '  Acme  ', domain: 'WWW.Acme.Example' },
+    })
+    expect(response.statusCode).toBe(200)
+    const created = response.json()
+    expect(created).toMatchObject({
+      name: 'Acme',
+      domain: 'www.acme.example',
+      productType: 'standard',
+      isAgency: false,
+      agencyId: h.boot.organizationId,
+      maxOverages: null,
+      autoPhoneEnrichmentEnabled: false,
+    })
+    expect((await h.request({ method: 'GET', url: org(created.id) })).json()).toEqual(created)
+    const list = (await h.request({ method: 'GET', url: '/api/v1/organization/list' })).json()
+    expect(list[0].id).toBe(h.boot.organizationId)
+    expect(list.map((o: { id: string }) => o.id)).toContain(created.id)
+    // The new organization has its pixel config with the domain verified.
+    const pixel = (await h.request({ method: 'GET', url: `/api/v1/visitor-tracking/${created.id}` })).json()
+    expect(pixel.pixelConfig.verifiedDomains).toEqual(['www.acme.example'])
+  })
+
+  it('without agency:write: a separate organization the key cannot address', async () => {
+    const { plainKey } = await h.createKey(h.boot.organizationId, ['read', 'write'])
+    const response = await h.request({
+      method: 'POST',
+      url: '/api/v1/organization',
+      payload: { organizationName: 'Standalone' },
+      key: plainKey,
+    })
+    expect(response.statusCode).toBe(200)
+    const created = response.json()
+    expect(created.agencyId).toBeNull()
+    expect((await h.request({ method: 'GET', url: org(created.id), key: plainKey })).statusCode).toBe(404)
+    const list = (await h.request({ method: 'GET', url: '/api/v1/organization/list', key: plainKey })).json()
+    expect(list.map((o: { id: string }) => o.id)).toEqual([h.boot.organizationId])
+    // The partner manages it.
+    const partner = await h.request({
+      method: 'GET',
+      url: '/api/v1/partner/organizations?limit=500',
+      key: null,
+      partnerKey: h.boot.partnerKey,
+    })
+    expect(partner.json().data.map((o: { id: string }) => o.id)).toContain(created.id)
+  })
+
+  it.each([
+    ['missing name', {}, 'organizationName'],
+    ['empty name', { organizationName: ' ' }, 'organizationName'],
+    ['name of the wrong type', { organizationName: ['x'] }, 'organizationName'],
+    ['oversized name', { organizationName: 'x'.repeat(201) }, 'organizationName'],
+    ['a URL as domain', { organizationName: 'A', domain: 'https://acme.example' }, 'domain'],
+    ['a path in the domain', { organizationName: 'A', domain: 'acme.example/path' }, 'domain'],
+    ['a port in the domain', { organizationName: 'A', domain: 'acme.example:8080' }, 'domain'],
+    ['a single-label domain', { organizationName: 'A', domain: 'localhost' }, 'domain'],
+    ['an empty label', { organizationName: 'A', domain: 'acme..example' }, 'domain'],
+    ['an oversized domain', { organizationName: 'A', domain: `${'a'.repeat(250)}.com` }, 'domain'],
+    ['a domain of the wrong type', { organizationName: 'A', domain: 7 }, 'domain'],
+    ['an unknown field', { organizationName: 'A', plan: 'gold' }, ''],
+  ])('rejects %s', async (_label, payload, field) => {
+    await expectInvalid(await h.request({ method: 'POST', url: '/api/v1/organization', payload }), field)
+  })
+
+  it('needs write', async () => {
+    const { plainKey } = await h.createKey(h.boot.organizationId, ['read'])
+    const response = await h.request({
+      method: 'POST',
+      url: '/api/v1/organization',
+      payload: { organizationName: 'A' },
+      key: plainKey,
+    })
+    expect(response.json()).toEqual(errorBody(403, 'forbidden'))
+  })
+})
+
+describe('GET /organization/list and /organization/{id}', () => {
+  it("a sub-organization's own key sees only it; an agency key without agency:read only its own", async () => {
+    const sub = (
+      await h.request({ method: 'POST', url: '/api/v1/organization', payload: { organizationName: 'S' } })
+    ).json()
+    const { plainKey: subKey } = await h.createKey(sub.id, ['read'])
+    const subList = (await h.request({ method: 'GET', url: '/api/v1/organization/list', key: subKey })).json()
+    expect(subList.map((o: { id: string }) => o.id)).toEqual([sub.id])
+    expect(
+      (await h.request({ method: 'GET', url: org(h.boot.organizationId), key: subKey })).statusCode,
+    ).toBe(404)
+    const { plainKey: plainAdmin } = await h.createKey(h.boot.organizationId, ['admin'])
+    const own = (await h.request({ method: 'GET', url: '/api/v1/organization/list', key: plainAdmin })).json()
+    expect(own.map((o: { id: string }) => o.id)).toEqual([h.boot.organizationId])
+    expect((await h.request({ method: 'GET', url: org(sub.id), key: plainAdmin })).statusCode).toBe(404)
+  })
+
+  it('404 for unknown, malformed and foreign ids', async () => {
+    const tenant = await h.createTenant()
+    for (const id of [randomUUID(), 'not-a-uuid', tenant.organizationId, h.boot.partnerId]) {
+      const response = await h.request({ method: 'GET', url: org(id) })
+      expect(response.statusCode).toBe(404)
+      expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
+    }
+  })
+})
+
+describe('PUT /organization/{id}', () => {
+  it('updates the name and the domain; null clears the domain', async () => {
+    const tenant = await h.createTenant()
+    const url = org(tenant.organizationId)
+    const renamed = await h.request({
+      method: 'PUT',
+      url,
+      key: tenant.key,
+      payload: { name: 'Renamed', domain: 'New.Example' },
+    })
+    expect(renamed.statusCode).toBe(200)
+    expect(renamed.json()).toMatchObject({
+      id: tenant.organizationId,
+      name: 'Renamed',
+      domain: 'new.example',
+    })
+    const cleared = await h.request({ method: 'PUT', url, key: tenant.key, payload: { domain: null } })
+    expect(cleared.json()).toMatchObject({ name: 'Renamed', domain: null })
+    expect((await h.request({ method: 'GET', url, key: tenant.key })).json().domain).toBeNull()
+  })
+
+  it.each([
+    ['an empty body', {}, ''],
+    ['an empty name', { name: '' }, 'name'],
+    ['a name of the wrong type', { name: 1 }, 'name'],
+    ['an oversized name', { name: 'n'.repeat(201) }, 'name'],
+    ['an invalid domain', { domain: 'not a domain' }, 'domain'],
+    ['an unknown field', { productType: 'plus_employee' }, ''],
+  ])('rejects %s', async (_label, payload, field) => {
+    await expectInvalid(await h.request({ method: 'PUT', url: org(h.boot.organizationId), payload }), field)
+  })
+})
+
+describe('DELETE /organization/{id}/member/{userId}', () => {
+  it('removes a member and returns the remaining members', async () => {
+    const member = await h.addMember(h.boot.organizationId)
+    const other = await h.addMember(h.boot.organizationId)
+    const response = await h.request({
+      method: 'DELETE',
+      url: org(h.boot.organizationId, `/member/${member}`),
+    })
+    expect(response.statusCode).toBe(200)
+    const body = response.json()
+    expect(body.organizationId).toBe(h.boot.organizationId)
+    expect(body.members[0]).toMatchObject({ userId: h.boot.userId, role: 'owner', email: 'owner@localhost' })
+    const ids = body.members.map((m: { userId: string }) => m.userId)
+    expect(ids).toContain(other)
+    expect(ids).not.toContain(member)
+    const again = await h.request({ method: 'DELETE', url: org(h.boot.organizationId, `/member/${member}`) })
+    expect(again.json()).toEqual(errorBody(404, 'resource_not_found'))
+  })
+
+  it('refuses to remove the owner (409) and 404s non-members', async () => {
+    const owner = await h.request({
+      method: 'DELETE',
+      url: org(h.boot.organizationId, `/member/${h.boot.userId}`),
+    })
+    expect(owner.statusCode).toBe(409)
+    expect(owner.json()).toEqual(errorBody(409, 'owner_not_removable'))
+    for (const id of [randomUUID(), 'nobody']) {
+      const response = await h.request({ method: 'DELETE', url: org(h.boot.organizationId, `/member/${id}`) })
+      expect(response.statusCode).toBe(404)
+    }
+  })
+})
+
+describe('PATCH /organization/{id}/max-overages', () => {
+  it('sets a non-negative amount', async () => {
+    const url = org(h.boot.organizationId, '/max-overages')
+    for (const maxOverages of [250, 0, 12.5]) {
+      const response = await h.request({ method: 'PATCH', url, payload: { maxOverages } })
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toEqual({ organizationId: h.boot.organizationId, maxOverages })
+    }
+    expect((await h.request({ method: 'GET', url: org(h.boot.organizationId) })).json().maxOverages).toBe(
+      12.5,
+    )
+  })
+
+  it.each([
+    ['a negative number', { maxOverages: -1 }],
+    ['a string', { maxOverages: '10' }],
+    ['null', { maxOverages: null }],
+    ['nothing', {}],
+    ['a huge number', { maxOverages: 1e12 }],
+  ])('rejects %s', async (_label, payload) => {
+    await expectInvalid(
+      await h.request({ method: 'PATCH', url: org(h.boot.organizationId, '/max-overages'), payload }),
+      'maxOverages',
+    )
+  })
+})
+
+describe('PATCH /organization/{id}/auto-phone-enrichment', () => {
+  it('switches it on a plus_employee organization and returns the organization', async () => {
+    const url = org(h.boot.organizationId, '/auto-phone-enrichment')
+    const on = await h.request({ method: 'PATCH', url, payload: { enabled: true } })
+    expect(on.statusCode).toBe(200)
+    expect(on.json()).toMatchObject({
+      id: h.boot.organizationId,
+      productType: 'plus_employee',
+      autoPhoneEnrichmentEnabled: true,
+    })
+    const off = await h.request({ method: 'PATCH', url, payload: { enabled: false } })
+    expect(off.json().autoPhoneEnrichmentEnabled).toBe(false)
+  })
+
+  it('is not_plus_employee (403) for other organizations', async () => {
+    const tenant = await h.createTenant()
+    const response = await h.request({
+      method: 'PATCH',
+      url: org(tenant.organizationId, '/auto-phone-enrichment'),
+      payload: { enabled: true },
+      key: tenant.key,
+    })
+    expect(response.statusCode).toBe(403)
+    expect(response.json()).toEqual(errorBody(403, 'not_plus_employee'))
+  })
+
+  it.each([
+    ['a string', { enabled: 'yes' }],
+    ['a number', { enabled: 1 }],
+    ['nothing', {}],
+  ])('rejects %s', async (_label, payload) => {
+    await expectInvalid(
+      await h.request({
+        method: 'PATCH',
+        url: org(h.boot.organizationId, '/auto-phone-enrichment'),
+        payload,
+      }),
+      'enabled',
+    )
+  })
+})
+
+describe('GET /partner/organizations', () => {
+  const list = (query: string, partnerKey = h.boot.partnerKey) =>
+    h.request({ method: 'GET', url: `/api/v1/partner/organizations${query}`, key: null, partnerKey })
+
+  it('pages through the partner organizations, oldest first', async () => {
+    for (let i = 0; i < 3; i++) {
+      await h.request({
+        method: 'POST',
+        url: '/api/v1/organization',
+        payload: { organizationName: `Page ${i}` },
+      })
+    }
+    const all = (await list('')).json()
+    expect(all).toMatchObject({ page: 1, limit: 25 })
+    expect(all.total).toBeGreaterThanOrEqual(4)
+    expect(all.totalPages).toBe(Math.ceil(all.total / 25))
+    expect(all.data[0].id).toBe(h.boot.organizationId)
+    const pages = await Promise.all([1, 2, 3].map((page) => list(`?page=${page}&limit=2`)))
+    const ids = pages.flatMap((page) => page.json().data.map((o: { id: string }) => o.id))
+    expect(ids).toEqual(all.data.slice(0, 6).map((o: { id: string }) => o.id))
+    expect(pages[0]!.json()).toMatchObject({
+      page: 1,
+      limit: 2,
+      total: all.total,
+      totalPages: Math.ceil(all.total / 2),
+    })
+    const beyond = (await list('?page=1000')).json()
+    expect(beyond.data).toEqual([])
+  })
+
+  it.each([
+    ['limit=0', 'limit'],
+    ['limit=501', 'limit'],
+    ['limit=ten', 'limit'],
+    ['page=0', 'page'],
+    ['page=1.5', 'page'],
+    ['page=-1', 'page'],
+  ])('rejects %s', async (query, field) => {
+    const response = await list(`?${query}`)
+    expect(response.statusCode).toBe(400)
+    expect(paths(response.json())).toEqual([field])
+  })
+})

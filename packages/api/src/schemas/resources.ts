@@ -1,0 +1,141 @@
+// Response shapes of the resources. `z.object` strips unknown keys, so a reply never carries a field
+// that is not documented here (in the OpenAPI document they are closed: additionalProperties false).
+import { type Scope, scopes } from '@visitor-id/core'
+import { z } from 'zod'
+import { timestamp } from './common.js'
+
+const scopeNames = scopes as readonly Scope[] as [Scope, ...Scope[]]
+
+/** One of the five scopes. */
+export const scopeSchema = z.enum(scopeNames)
+
+/** Spec resource "API key". */
+export const apiKeySchema = z.object({
+  id: z.string(),
+  organizationId: z.string(),
+  createdByUserId: z.string().nullable(),
+  name: z.string(),
+  keyPrefix: z.string().describe('First 12 characters of the key'),
+  scopes: z.array(z.string()),
+  status: z.enum(['active', 'revoked']),
+  expiresAt: timestamp.nullable(),
+  lastUsedAt: timestamp.nullable().describe('Updated at most about once a minute'),
+  createdAt: timestamp,
+})
+
+/** Spec resource "Organization" (plus the fields the spec leaves open). */
+export const organizationSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  domain: z.string().nullable(),
+  productType: z.enum(['standard', 'plus_employee']),
+  isAgency: z.boolean(),
+  agencyId: z.string().nullable().describe('The agency of a sub-organization'),
+  maxOverages: z.number().nullable(),
+  autoPhoneEnrichmentEnabled: z.boolean(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+})
+
+/** The members of an organization, owner first. */
+export const membersSchema = z.object({
+  organizationId: z.string(),
+  members: z.array(
+    z.object({
+      userId: z.string(),
+      role: z.enum(['owner', 'member']),
+      email: z.string().nullable(),
+      name: z.string().nullable(),
+      joinedAt: timestamp,
+    }),
+  ),
+})
+
+/** Spec resource "Pixel configuration". */
+export const pixelConfigSchema = z.object({
+  id: z.string(),
+  organizationId: z.string(),
+  trackingKey: z.string().describe('Public key the pixel sends with every hit'),
+  allowedReferrers: z.array(z.string()),
+  verifiedDomains: z.array(z.string()),
+  ipTracking: z.boolean().describe('Store visitor IP addresses'),
+  respectPrivacySignals: z
+    .boolean()
+    .describe('Drop hits from browsers sending Global Privacy Control or DNT'),
+  formCapture: z.boolean().describe('Capture emails typed into forms (opt-in)'),
+  icpSettings: z.record(z.string(), z.unknown()),
+  scriptTag: z.object({
+    scriptUrl: z.string(),
+    jsSnippet: z.string(),
+    tagManagerSnippet: z.string(),
+  }),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+})
+
+const sessionSchema = z.object({
+  id: z.string(),
+  startedAt: timestamp,
+  endedAt: timestamp,
+  country: z.string(),
+  region: z.string(),
+  city: z.string(),
+  isp: z.string(),
+  asn: z.string().describe('AS<digits>, or empty when unknown'),
+  connectionType: z.string(),
+  isHosting: z.boolean(),
+  isAnonymous: z.boolean(),
+  landingPage: z.string(),
+  entryPage: z.string(),
+  exitPage: z.string(),
+  referrer: z.string(),
+  searchEngine: z.string(),
+  searchTerm: z.string(),
+  utmSource: z.string(),
+  utmMedium: z.string(),
+  utmCampaign: z.string(),
+  utmTerm: z.string(),
+  utmContent: z.string(),
+  deviceType: z.string(),
+  browser: z.string(),
+  browserVersion: z.string(),
+  os: z.string(),
+  osVersion: z.string(),
+  deviceModel: z.string(),
+  screenWidth: z.number().int(),
+  screenHeight: z.number().int(),
+  language: z.string(),
+  timezone: z.string(),
+  ipAddress: z.string().optional().describe('Absent when the organization has IP tracking off'),
+  sessionDurationSeconds: z.number().int(),
+  pageViewCount: z.number().int(),
+  maxScrollPercent: z.number().int(),
+  trackingParams: z.record(z.string(), z.string()),
+})
+
+/** Spec resource "Visitor profile" with the camelCase session object. */
+export const visitorProfileSchema = z.object({
+  id: z.string(),
+  organizationId: z.string(),
+  firstSeenAt: timestamp,
+  lastSeenAt: timestamp,
+  contact: z
+    .object({
+      email: z.string().nullable(),
+      firstName: z.string().nullable(),
+      lastName: z.string().nullable(),
+      jobTitle: z.string().nullable(),
+      linkedinUrl: z.string().nullable(),
+    })
+    .nullable(),
+  company: z.object({ id: z.string() }).nullable(),
+  sessions: z.array(sessionSchema).describe('Newest first (at most 100)'),
+  pageViews: z
+    .array(z.object({ url: z.string(), title: z.string(), sessionId: z.string(), visitedAt: timestamp }))
+    .describe('Newest first (at most 500)'),
+  phoneNumber: z.string().optional().describe('Only once the organization has unlocked the phone'),
+  phoneNumberSearchStatus: z
+    .enum(['not_started', 'ongoing', 'found', 'not_found', 'error'])
+    .optional()
+    .describe('Only once the organization has unlocked the phone'),
+})

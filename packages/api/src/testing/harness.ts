@@ -1,0 +1,136 @@
+// Test helpers for the API's tests: one started server per test file (the embedded store allows one
+// data directory per process), and fixtures written through the real repositories.
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import {
+  type BootstrapFile,
+  createApiKey,
+  createOrganization,
+  createUser,
+  loadConfig,
+  type Repositories,
+  type Scope,
+  type Store,
+} from '@visitor-id/core'
+import { tempDir } from '@visitor-id/core/testing'
+import { type RunningServer, startServer } from '@visitor-id/server'
+import type { InjectOptions, LightMyRequestResponse } from 'fastify'
+import { expect } from 'vitest'
+
+export interface Harness {
+  server: RunningServer
+  repos: Repositories
+  store: Store
+  /** The bootstrap agency organization, its admin key (with agency scopes) and its partner key. */
+  boot: BootstrapFile
+  /** `app.inject` with the key of `as` (default: the bootstrap admin key) in X-API-Key. */
+  request(
+    options: InjectOptions & { key?: string | null; partnerKey?: string },
+  ): Promise<LightMyRequestResponse>
+  /** A new organization key; `expiresAt` may lie in the past (the store takes it as given). */
+  createKey(
+    organizationId: string,
+    scopes: Scope[],
+    expiresAt?: string,
+  ): Promise<{ id: string; plainKey: string }>
+  /** A new organization (not a sub-organization of the bootstrap agency) with an admin key. */
+  createTenant(options?: { plusEmployee?: boolean }): Promise<{ organizationId: string; key: string }>
+  /** A user who is a plain member of the organization. */
+  addMember(organizationId: string): Promise<string>
+  /** Page views of one visitor in one session, straight into the store (the MV makes the session). */
+  seedVisitor(organizationId: string, pages?: number): Promise<{ visitorId: string; sessionId: string }>
+  stop(): Promise<void>
+}
+
+/** Starts a server on a fresh data directory, with extra settings (e.g. `{ API_RATE_LIMIT: '5' }`). */
+export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const data = tempDir('vid-api-')
+  const server = await startServer(
+    loadConfig({ DATA_DIR: data.dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env }),
+  )
+  const boot = JSON.parse(readFileSync(server.bootstrapFile, 'utf8')) as BootstrapFile
+  const { repos, store } = server
+  return {
+    server,
+    repos,
+    store,
+    boot,
+    request({ key, partnerKey, headers, ...options }) {
+      const auth: Record<string, string> = {}
+      if (key !== null) auth['x-api-key'] = key ?? boot.apiKey
+      if (partnerKey) auth['x-partner-api-key'] = partnerKey
+      return server.app.inject({ ...options, headers: { ...auth, ...headers } })
+    },
+    async createKey(organizationId, scopes, expiresAt) {
+      const { apiKey, plainKey } = await createApiKey(repos, {
+        organizationId,
+        createdByUserId: boot.userId,
+        name: 'test key',
+        scopes,
+        expiresAt: expiresAt ?? null,
+      })
+      return { id: apiKey.id, plainKey }
+    },
+    async createTenant(options = {}) {
+      const user = await createUser(repos, { email: `${randomUUID()}@tenant.test` })
+      const { organization } = await createOrganization(repos, {
+        name: 'Other tenant',
+        ownerUserId: user.id,
+        productType: options.plusEmployee ? 'plus_employee' : 'standard',
+      })
+      const { plainKey } = await createApiKey(repos, {
+        organizationId: organization.id,
+        createdByUserId: user.id,
+        name: 'tenant admin',
+        scopes: ['admin'],
+      })
+      return { organizationId: organization.id, key: plainKey }
+    },
+    async addMember(organizationId) {
+      const user = await createUser(repos, { email: `${randomUUID()}@member.test`, name: 'Member' })
+      const at = new Date().toISOString()
+      await repos.memberships.save({
+        organization_id: organizationId,
+        user_id: user.id,
+        role: 'member',
+        created_at: at,
+        updated_at: at,
+      })
+      return user.id
+    },
+    async seedVisitor(organizationId, pages = 2) {
+      const visitorId = randomUUID()
+      const sessionId = randomUUID()
+      const start = Date.now() - 120_000
+      const rows = Array.from({ length: pages }, (_, i) => ({
+        event_id: randomUUID(),
+        organization_id: organizationId,
+        visitor_id: visitorId,
+        session_id: sessionId,
+        type: 'pageview',
+        timestamp: new Date(start + i * 30_000).toISOString(),
+        received_at: new Date(start + i * 30_000).toISOString(),
+        url: `https://shop.test/page-${i}?utm_source=news`,
+        path: `/page-${i}`,
+        hostname: 'shop.test',
+        title: `Page ${i}`,
+        utm_source: 'news',
+        ip: '203.0.113.7',
+        country: 'DE',
+        asn: 3320,
+        tracking_params: { gclid: 'abc' },
+      }))
+      await store.insert('page_views', rows)
+      return { visitorId, sessionId }
+    },
+    async stop() {
+      await server.stop()
+      data.remove()
+    },
+  }
+}
+
+/** The error body DESIGN.md fixes, for `toEqual` / `toMatchObject`. */
+export function errorBody(statusCode: number, code: string) {
+  return { statusCode, error: expect.any(String), code, message: expect.any(String) }
+}
