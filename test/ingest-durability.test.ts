@@ -13,6 +13,7 @@ import {
 } from '@visitor-id/core'
 import { tempDir } from '@visitor-id/core/testing'
 import {
+  blankPageViewRow,
   createBatchWriter,
   createDurableSink,
   createHitPipeline,
@@ -237,54 +238,6 @@ describe('kill -9', () => {
   })
 })
 
-/** A complete page_views row for a path. */
-function row(pathname: string): PageViewRow {
-  const now = new Date().toISOString()
-  return {
-    event_id: crypto.randomUUID(),
-    organization_id: organizationId,
-    visitor_id: crypto.randomUUID(),
-    session_id: crypto.randomUUID(),
-    type: 'pageview',
-    timestamp: now,
-    received_at: now,
-    url: `https://durable.test${pathname}`,
-    path: pathname,
-    hostname: 'durable.test',
-    title: '',
-    referrer: '',
-    referrer_domain: '',
-    search_engine: '',
-    search_term: '',
-    utm_source: '',
-    utm_medium: '',
-    utm_campaign: '',
-    utm_term: '',
-    utm_content: '',
-    tracking_params: {},
-    screen_width: 0,
-    screen_height: 0,
-    language: '',
-    timezone: '',
-    engaged_ms: 0,
-    max_scroll: 0,
-    email: '',
-    ip: '',
-    country: '',
-    region: '',
-    city: '',
-    isp: '',
-    asn: 0,
-    connection_type: '',
-    is_hosting: false,
-    is_anonymous: false,
-    user_agent: '',
-    device_type: '',
-    browser: '',
-    browser_version: '',
-    os: '',
-    os_version: '',
-    device_model: '',
-    company_id: '',
-  }
-}
+/** A page_views row for a path. */
+const row = (pathname: string): PageViewRow =>
+  blankPageViewRow(organizationId, `https://durable.test${pathname}`)

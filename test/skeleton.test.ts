@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
+import type { BootstrapFile as BootstrapKeys } from '@visitor-id/core'
 import { tempDir } from '@visitor-id/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli, type ServerProcess, startServerProcess } from './support/server-process.js'
@@ -21,15 +22,6 @@ afterAll(async () => {
   }
   data.remove()
 })
-
-interface BootstrapKeys {
-  organizationId: string
-  userId: string
-  apiKey: string
-  partnerId: string
-  partnerKey: string
-  trackingKey: string
-}
 
 function bootstrap() {
   return JSON.parse(readFileSync(path.join(data.dir, 'bootstrap.json'), 'utf8')) as BootstrapKeys

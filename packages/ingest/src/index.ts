@@ -48,7 +48,13 @@ export {
   type MetricsRegistry,
   metricsPlugin,
 } from './metrics.js'
-export { type HitContext, type PageViewRow, toPageViewRow } from './page-view-row.js'
+export {
+  blankPageViewRow,
+  emptyEnrichment,
+  type HitContext,
+  type PageViewRow,
+  toPageViewRow,
+} from './page-view-row.js'
 export {
   createHitPipeline,
   type DropReason,

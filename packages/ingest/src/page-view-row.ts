@@ -115,6 +115,69 @@ const cut = (value: string | undefined, max: number) => (value === undefined ? '
 const clamp = (value: number | undefined, max: number) =>
   value === undefined ? 0 : Math.max(0, Math.min(max, Math.round(value)))
 
+/** The columns the enrichment pipeline fills, empty: what a row has before (or without) enrichment. */
+export const emptyEnrichment = {
+  referrer_domain: '',
+  search_engine: '',
+  search_term: '',
+  utm_source: '',
+  utm_medium: '',
+  utm_campaign: '',
+  utm_term: '',
+  utm_content: '',
+  tracking_params: {},
+  ip: '',
+  country: '',
+  region: '',
+  city: '',
+  isp: '',
+  asn: 0,
+  connection_type: '',
+  is_hosting: false,
+  is_anonymous: false,
+  device_type: '',
+  browser: '',
+  browser_version: '',
+  os: '',
+  os_version: '',
+  device_model: '',
+  company_id: '',
+} as const satisfies Partial<PageViewRow>
+
+/**
+ * A pageview row of one organization for a URL, every other column empty (tests, benchmarks).
+ * @example blankPageViewRow(organizationId, 'https://shop.test/pricing')
+ */
+export function blankPageViewRow(organizationId: string, href: string): PageViewRow {
+  const url = new URL(href)
+  const now = new Date().toISOString()
+  return {
+    event_id: newId(),
+    organization_id: organizationId,
+    visitor_id: newId(),
+    session_id: newId(),
+    type: 'pageview',
+    timestamp: now,
+    received_at: now,
+    url: url.href,
+    path: url.pathname,
+    hostname: url.hostname,
+    title: '',
+    referrer: '',
+    screen_width: 0,
+    screen_height: 0,
+    language: '',
+    timezone: '',
+    engaged_ms: 0,
+    max_scroll: 0,
+    email: '',
+    user_agent: '',
+    ...emptyEnrichment,
+    // A row's own object: the shared empty one must never be written through.
+    tracking_params: {},
+  }
+}
+
 /**
  * The row of a validated hit before enrichment: what the hit itself says, cut and clamped to the
  * columns. The enrichment pipeline fills the rest (network, device, referrer, campaign).
@@ -144,14 +207,8 @@ export function toPageViewRow(
     hostname: url.hostname,
     title: cut(hit[wire.title], 512),
     referrer: cut(hit[wire.referrer], 2048),
-    referrer_domain: '',
-    search_engine: '',
-    search_term: '',
-    utm_source: '',
-    utm_medium: '',
-    utm_campaign: '',
-    utm_term: '',
-    utm_content: '',
+    ...emptyEnrichment,
+    // A row's own object: the shared empty one must never be written through.
     tracking_params: {},
     screen_width: clamp(hit[wire.screenWidth], 65535),
     screen_height: clamp(hit[wire.screenHeight], 65535),
@@ -160,22 +217,6 @@ export function toPageViewRow(
     engaged_ms: clamp(hit[wire.engagedMs], 86_400_000),
     max_scroll: clamp(hit[wire.maxScroll], 100),
     email: hit[wire.event] === 'id' ? (hit[wire.email] ?? '') : '',
-    ip: '',
-    country: '',
-    region: '',
-    city: '',
-    isp: '',
-    asn: 0,
-    connection_type: '',
-    is_hosting: false,
-    is_anonymous: false,
     user_agent: context.userAgent.slice(0, 1024),
-    device_type: '',
-    browser: '',
-    browser_version: '',
-    os: '',
-    os_version: '',
-    device_model: '',
-    company_id: '',
   }
 }

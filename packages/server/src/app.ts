@@ -15,9 +15,10 @@ import {
   type MetricsRegistry,
   metricsPlugin,
 } from '@visitor-id/ingest'
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 
 export interface AppDependencies {
+  logger: FastifyBaseLogger
   config: Config
   store: Store
   coordination: Coordination
@@ -28,7 +29,8 @@ export interface AppDependencies {
   metrics?: MetricsRegistry
 }
 
-const redactedPaths = [
+/** Headers that carry secrets: never written to a log. */
+export const redactedPaths = [
   'req.headers["x-api-key"]',
   'req.headers["x-partner-api-key"]',
   'req.headers.authorization',
@@ -41,7 +43,7 @@ const redactedPaths = [
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config } = deps
   const app = Fastify({
-    logger: { level: config.logLevel, redact: redactedPaths },
+    loggerInstance: deps.logger,
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Respond to a client that goes away mid-request without keeping sockets open at shutdown.

@@ -1,3 +1,3 @@
 export { type AppDependencies, buildApp } from './app.js'
 export { runAdminCommand, UsageError, usage } from './cli.js'
-export { openStore, type RunningServer, startServer } from './runtime.js'
+export { openStore, type RunningServer, StartupError, startServer } from './runtime.js'

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, DataDirLockedError, loadConfig } from '@visitor-id/core'
 import { runAdminCommand, UsageError, usage } from './cli.js'
-import { startServer } from './runtime.js'
+import { StartupError, startServer } from './runtime.js'
 
 async function serve(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { role: { type: 'string' } } })
@@ -51,7 +51,12 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   // Expected failures print one clear line, no stack trace.
-  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof UsageError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof DataDirLockedError ||
+    error instanceof UsageError ||
+    error instanceof StartupError
+  ) {
     console.error(`visitor-id: ${error.message}`)
     process.exit(error instanceof UsageError ? 2 : 1)
   }

@@ -15,7 +15,13 @@ import {
 } from '@visitor-id/core'
 import { createIngestService, createMetricsRegistry, type IngestService } from '@visitor-id/ingest'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from './app.js'
+import { pino } from 'pino'
+import { buildApp, redactedPaths } from './app.js'
+
+/** A start-up failure a person can fix; printed as one line. */
+export class StartupError extends Error {
+  override name = 'StartupError'
+}
 
 export interface RunningServer {
   app: FastifyInstance
@@ -50,6 +56,7 @@ export function openStore(config: Config): { store: Store; lock: DataDirLock | u
  * @example const server = await startServer(loadConfig(process.env))
  */
 export async function startServer(config: Config): Promise<RunningServer> {
+  const logger = pino({ level: config.logLevel, redact: redactedPaths })
   const { store, lock } = openStore(config)
   let coordination: Coordination | undefined
   let app: FastifyInstance | undefined
@@ -62,7 +69,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
     lock?.release()
   }
   try {
-    coordination = createCoordination({ redisUrl: config.redis.url, prefix: config.redis.prefix })
+    coordination = createCoordination({
+      redisUrl: config.redis.url,
+      prefix: config.redis.prefix,
+      onError: (error, context) => logger.warn({ context, error: error.message }, 'coordination error'),
+    })
+    // Fail at once with a clear line rather than hang on the first lock or job.
+    if (coordination.kind === 'redis' && !(await coordination.ping())) {
+      throw new StartupError(
+        'Redis at REDIS_URL is not answering: start it, or unset REDIS_URL for one process',
+      )
+    }
     const migrations = readMigrations()
     await migrate(store, { locks: coordination.kind === 'redis' ? coordination.locks : undefined })
     const repos = createRepositories(store)
@@ -85,6 +102,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     app = await buildApp({
       config,
+      logger,
       store,
       coordination,
       repos,
