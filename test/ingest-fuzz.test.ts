@@ -1,35 +1,23 @@
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
-import { loadConfig } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
-import { type RunningServer, startServer } from '@visitor-id/server'
+import type { RunningServer } from '@visitor-id/server'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, chromeUserAgent } from './fixtures/hits.js'
+import { type InProcessServer, startInProcessServer } from './support/in-process-server.js'
 
 // Property tests over real HTTP handling (app.inject, real store): whatever a client sends to
 // the ingest endpoints, the answer is never a 5xx.
-const data = tempDir('vid-fuzz-')
+let running: InProcessServer
 let server: RunningServer
 let keys: BootstrapKeys
 
 beforeAll(async () => {
-  server = await startServer(
-    loadConfig({
-      DATA_DIR: data.dir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-      TRUST_PROXY: '1',
-      INGEST_BATCH_MS: '5',
-    }),
-  )
-  keys = JSON.parse(readFileSync(path.join(data.dir, 'bootstrap.json'), 'utf8'))
+  running = await startInProcessServer('vid-fuzz-', { TRUST_PROXY: '1', INGEST_BATCH_MS: '5' })
+  server = running.server
+  keys = running.keys
 })
 
 afterAll(async () => {
-  await server?.stop()
-  data.remove()
+  await running?.close()
 })
 
 const uuid = fc.uuid()

@@ -1,37 +1,29 @@
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
 import { gunzipSync } from 'node:zlib'
-import { loadConfig } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
-import { type RunningServer, startServer } from '@visitor-id/server'
+import type { RunningServer } from '@visitor-id/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, chromeUserAgent, collect, eventually, pixelHit } from './fixtures/hits.js'
+import { type InProcessServer, startInProcessServer } from './support/in-process-server.js'
 
 // Ingest end to end in one process: serving the pixel, the pipeline's filters and enrichment
 // with the real IP data, the session view, identify, /metrics. TRUST_PROXY lets the test speak
 // for clients anywhere on the internet through X-Forwarded-For.
-const data = tempDir('vid-ingest-')
+let running: InProcessServer
 let server: RunningServer
 let keys: BootstrapKeys
 
 beforeAll(async () => {
-  server = await startServer(
-    loadConfig({
-      DATA_DIR: data.dir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      TRUST_PROXY: '1',
-      INGEST_BATCH_MS: '20',
-    }),
-  )
-  keys = JSON.parse(readFileSync(path.join(data.dir, 'bootstrap.json'), 'utf8'))
+  running = await startInProcessServer('vid-ingest-', {
+    LOG_LEVEL: 'warn',
+    TRUST_PROXY: '1',
+    INGEST_BATCH_MS: '20',
+  })
+  server = running.server
+  keys = running.keys
 })
 
 afterAll(async () => {
-  await server?.stop()
-  data.remove()
+  await running?.close()
 })
 
 const api = (route: string, init: RequestInit = {}) =>
