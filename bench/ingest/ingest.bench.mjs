@@ -2,8 +2,10 @@
 // Ingest benchmark: POST /collect on the all-in-one server (embedded ClickHouse) against a no-op
 // Fastify route measured in the same run, then a count in ClickHouse proving zero loss.
 //
-//   npm run build && node bench/ingest/ingest.bench.mjs [--rounds 3] [--duration 10] [--connections 2000]
-//     [--batch-ms 100] [--batch-rows 5000]
+//   npm run build && node bench/ingest/ingest.bench.mjs [--rounds 5] [--duration 10] [--connections 2000]
+//     [--batch-ms MS] [--batch-rows N] [--profile DIR]
+//
+// --profile writes a V8 CPU profile of the ingest server to DIR (open it in Chrome DevTools).
 //
 // Both servers run as child processes; autocannon drives them alternately, round by round, with
 // the same connections. Throughput is 2xx answers / duration (autocannon's per-second average
@@ -22,20 +24,21 @@ import { createVisitorPool, hitRequest } from './traffic.mjs'
 const root = path.resolve(import.meta.dirname, '..', '..')
 const { values } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '2000' },
-    'batch-ms': { type: 'string', default: '100' },
-    'batch-rows': { type: 'string', default: '5000' },
+    'batch-ms': { type: 'string' },
+    'batch-rows': { type: 'string' },
     keep: { type: 'boolean', default: false },
+    profile: { type: 'string' },
   },
 })
 const rounds = Number(values.rounds)
 const duration = Number(values.duration)
 const connections = Number(values.connections)
 
-function start(script, args, env) {
-  const child = spawn(process.execPath, [script, ...args], {
+function start(script, args, env, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -105,15 +108,21 @@ const median = (list) => {
 }
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vid-bench-ingest-'))
-const server = start(path.join(root, 'packages/server/dist/main.js'), ['serve'], {
-  DATA_DIR: dataDir,
-  PORT: '0',
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  TRUST_PROXY: '1',
-  INGEST_BATCH_MS: values['batch-ms'],
-  INGEST_BATCH_ROWS: values['batch-rows'],
-})
+const server = start(
+  path.join(root, 'packages/server/dist/main.js'),
+  ['serve'],
+  {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    TRUST_PROXY: '1',
+    // The server's own batch bounds unless the command line sets them.
+    ...(values['batch-ms'] ? { INGEST_BATCH_MS: values['batch-ms'] } : {}),
+    ...(values['batch-rows'] ? { INGEST_BATCH_ROWS: values['batch-rows'] } : {}),
+  },
+  values.profile ? ['--cpu-prof', '--cpu-prof-dir', values.profile] : [],
+)
 const noop = start(path.join(import.meta.dirname, 'noop-server.mjs'), [], {})
 const [serverUrl, noopUrl] = await Promise.all([server.url, noop.url])
 const ingestTarget = { url: serverUrl, pid: server.child.pid }
@@ -130,7 +139,7 @@ const acknowledged = new Set()
 const ack = (n) => acknowledged.add(n)
 
 console.log(
-  `ingest benchmark: ${rounds} rounds x ${duration} s, ${connections} connections, INGEST_BATCH_MS=${values['batch-ms']}, INGEST_BATCH_ROWS=${values['batch-rows']}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`,
+  `ingest benchmark: ${rounds} rounds x ${duration} s, ${connections} connections, INGEST_BATCH_MS=${values['batch-ms'] ?? 'default'}, INGEST_BATCH_ROWS=${values['batch-rows'] ?? 'default'}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`,
 )
 // Warm-up (JIT, caches, first parts): acknowledged warm-up hits are checked like the others.
 await drive(noopTarget, request)
@@ -171,8 +180,10 @@ const summary = (list) =>
   `p99 ${median(list.map((r) => r.p99))} ms, ${median(list.map((r) => r.cpuPerRequestUs)).toFixed(0)} µs server CPU per request`
 console.log(`no-op Fastify route    ${summary(results.noop)}`)
 console.log(`POST /collect (ingest) ${summary(results.ingest)}`)
+const roundRatios = results.ingest.map((r, i) => ((r.rps / results.noop[i].rps) * 100).toFixed(1))
 console.log(
-  `ratio                 ${((ingestRps / noopRps) * 100).toFixed(1)} % of the no-op rate (target >= 25 %)`,
+  `ratio                 ${((ingestRps / noopRps) * 100).toFixed(1)} % of the no-op rate (target >= 25 %); ` +
+    `per round ${roundRatios.join(' / ')} %`,
 )
 console.log(
   `loss check            ${acknowledged.size} acknowledged, ${stored.size} stored, ${lost} lost, ${duplicated} duplicated`,

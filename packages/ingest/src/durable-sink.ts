@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import type { Store } from '@visitor-id/core'
 import type { BatchSink } from './batch-writer.js'
 import type { IngestMetrics } from './metrics.js'
-import { type PageViewRow, pageViewColumns } from './page-view-row.js'
+import { type PageViewRow, pageViewColumns, toColumnValues } from './page-view-row.js'
 import type { Spool, SpoolEntry } from './spool.js'
 
 export interface LogLike {
@@ -65,7 +65,7 @@ export function createDurableSink(options: DurableSinkOptions): DurableSink {
 
   const write = async (token: string, rows: PageViewRow[]) => {
     // Arrays in column order (JSONCompactEachRow): the key names would be half the bytes.
-    const values = rows.map((row) => pageViewColumns.map((column) => row[column]))
+    const values = rows.map(toColumnValues)
     await options.store.insert(table, values, { dedupToken: token, columns: pageViewColumns })
     options.metrics.batchWritten()
     if (options.afterWrite) await options.afterWrite(rows)

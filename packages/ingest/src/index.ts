@@ -53,6 +53,8 @@ export {
   emptyEnrichment,
   type HitContext,
   type PageViewRow,
+  pageViewColumns,
+  toColumnValues,
   toPageViewRow,
 } from './page-view-row.js'
 export {

@@ -111,6 +111,16 @@ export const pageViewColumns = [
 type MissingColumn = Exclude<keyof PageViewRow, (typeof pageViewColumns)[number]>
 export const everyColumnListed: [MissingColumn] extends [never] ? true : MissingColumn = true
 
+/**
+ * A row's values in `pageViewColumns` order, for array inserts. Built once from the column list
+ * as plain property reads: reading `row[column]` for each of 45 names is a megamorphic lookup
+ * every time, and made building and encoding a batch about twice as slow.
+ */
+export const toColumnValues = new Function(
+  'row',
+  `return [${pageViewColumns.map((column) => `row.${column}`).join(', ')}]`,
+) as (row: PageViewRow) => unknown[]
+
 const cut = (value: string | undefined, max: number) => (value === undefined ? '' : value.slice(0, max))
 const clamp = (value: number | undefined, max: number) =>
   value === undefined ? 0 : Math.max(0, Math.min(max, Math.round(value)))

@@ -70,47 +70,51 @@ type SessionRow = Omit<VisitorSession, 'asn' | 'ipAddress'> & {
   asn: number
   ipAddress: string
   companyId: string
+  first_view: unknown
 }
 
+// A session's first-page-view attributes are one packed state (migration 0004): merged once per
+// session, then read field by field.
 const sessionsSql = `
 SELECT
   toString(session_id) AS id,
   min(started_at) AS startedAt,
   max(ended_at) AS endedAt,
-  argMinMerge(country) AS country,
-  argMinMerge(region) AS region,
-  argMinMerge(city) AS city,
-  argMinMerge(isp) AS isp,
-  argMinMerge(asn) AS asn,
-  argMinMerge(connection_type) AS connectionType,
-  argMinMerge(is_hosting) AS isHosting,
-  argMinMerge(is_anonymous) AS isAnonymous,
-  argMinMerge(landing_page) AS landingPage,
-  argMinMerge(entry_page) AS entryPage,
+  argMinMerge(first_page_view) AS first_view,
+  first_view.country AS country,
+  first_view.region AS region,
+  first_view.city AS city,
+  first_view.isp AS isp,
+  first_view.asn AS asn,
+  first_view.connection_type AS connectionType,
+  first_view.is_hosting AS isHosting,
+  first_view.is_anonymous AS isAnonymous,
+  first_view.landing_page AS landingPage,
+  first_view.entry_page AS entryPage,
   argMaxMerge(exit_page) AS exitPage,
-  argMinMerge(referrer) AS referrer,
-  argMinMerge(search_engine) AS searchEngine,
-  argMinMerge(search_term) AS searchTerm,
-  argMinMerge(utm_source) AS utmSource,
-  argMinMerge(utm_medium) AS utmMedium,
-  argMinMerge(utm_campaign) AS utmCampaign,
-  argMinMerge(utm_term) AS utmTerm,
-  argMinMerge(utm_content) AS utmContent,
-  argMinMerge(device_type) AS deviceType,
-  argMinMerge(browser) AS browser,
-  argMinMerge(browser_version) AS browserVersion,
-  argMinMerge(os) AS os,
-  argMinMerge(os_version) AS osVersion,
-  argMinMerge(device_model) AS deviceModel,
-  argMinMerge(screen_width) AS screenWidth,
-  argMinMerge(screen_height) AS screenHeight,
-  argMinMerge(language) AS language,
-  argMinMerge(timezone) AS timezone,
-  argMinMerge(ip) AS ipAddress,
+  first_view.referrer AS referrer,
+  first_view.search_engine AS searchEngine,
+  first_view.search_term AS searchTerm,
+  first_view.utm_source AS utmSource,
+  first_view.utm_medium AS utmMedium,
+  first_view.utm_campaign AS utmCampaign,
+  first_view.utm_term AS utmTerm,
+  first_view.utm_content AS utmContent,
+  first_view.device_type AS deviceType,
+  first_view.browser AS browser,
+  first_view.browser_version AS browserVersion,
+  first_view.os AS os,
+  first_view.os_version AS osVersion,
+  first_view.device_model AS deviceModel,
+  first_view.screen_width AS screenWidth,
+  first_view.screen_height AS screenHeight,
+  first_view.language AS language,
+  first_view.timezone AS timezone,
+  first_view.ip AS ipAddress,
   toUInt32(greatest(dateDiff('second', min(started_at), max(ended_at)), intDiv(sum(engaged_ms), 1000))) AS sessionDurationSeconds,
   toUInt32(sum(page_view_count)) AS pageViewCount,
   max(max_scroll) AS maxScrollPercent,
-  argMinMerge(tracking_params) AS trackingParams,
+  first_view.tracking_params AS trackingParams,
   argMaxMerge(company_id) AS companyId
 FROM sessions
 WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}
@@ -154,11 +158,13 @@ export async function getVisitorProfile(
   ])
   if (!visitor && sessionRows.length === 0) return undefined
 
-  const sessions = sessionRows.map(({ companyId: _companyId, asn, ipAddress, ...session }) => ({
-    ...session,
-    asn: asn ? `AS${asn}` : '',
-    ...(options.ipTracking && ipAddress ? { ipAddress } : {}),
-  }))
+  const sessions = sessionRows.map(
+    ({ companyId: _companyId, first_view: _firstView, asn, ipAddress, ...session }) => ({
+      ...session,
+      asn: asn ? `AS${asn}` : '',
+      ...(options.ipTracking && ipAddress ? { ipAddress } : {}),
+    }),
+  )
   const companyId = visitor?.company_id || sessionRows.find((s) => s.companyId)?.companyId || ''
   const times = sessionRows.flatMap((s) => [s.startedAt, s.endedAt]).sort()
   return {

@@ -68,7 +68,8 @@ ORDER BY version`
 export async function migrate(store: Store, options: MigrateOptions = {}): Promise<{ applied: string[] }> {
   const target = { database: store.database, cluster: store.cluster }
   const ledger = options.ledger ?? 'schema_migrations'
-  const lock = await options.locks?.acquire(`migrations:${ledger}`, 120_000, 120_000)
+  // Long enough for a migration that rebuilds a table from page_views (0004) on a large install.
+  const lock = await options.locks?.acquire(`migrations:${ledger}`, 600_000, 600_000)
   try {
     for (const statement of renderMigration(ledgerDdl(ledger), target)) await store.command(statement)
     const recorded = await appliedMigrations(store, ledger)

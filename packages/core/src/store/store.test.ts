@@ -225,12 +225,12 @@ describe('sessions materialized view', () => {
     ])
     const rows = await store.query(
       `SELECT session_id, sum(page_view_count) AS views, dateDiff('second', min(started_at), max(ended_at)) AS duration,
-        max(max_scroll) AS scroll, argMinMerge(landing_page) AS landing, argMaxMerge(exit_page) AS exit,
-        argMinMerge(utm_source) AS utm, argMinMerge(country) AS country
+        max(max_scroll) AS scroll, argMinMerge(first_page_view) AS first, first.landing_page AS landing,
+        argMaxMerge(exit_page) AS exit, first.utm_source AS utm, first.country AS country
        FROM sessions WHERE organization_id = {org:UUID} GROUP BY session_id`,
       { org },
     )
-    expect(rows).toEqual([
+    expect(rows.map(({ first: _first, ...row }) => row)).toEqual([
       {
         session_id: session,
         views: 2,
@@ -242,6 +242,38 @@ describe('sessions materialized view', () => {
         country: 'US',
       },
     ])
+  })
+
+  it("takes a session's first-page-view fields from one page view, even when two share a timestamp", async () => {
+    const org = newId()
+    const visitor = newId()
+    const session = newId()
+    const at = '2026-01-01T10:00:00.000Z'
+    const view = (url: string, country: string, utm: string) => ({
+      organization_id: org,
+      visitor_id: visitor,
+      session_id: session,
+      event_id: newId(),
+      type: 'pageview',
+      timestamp: at,
+      url,
+      country,
+      utm_source: utm,
+    })
+    // Separate inserts: separate partial rows, combined by the read.
+    await store.insert('page_views', [view('https://a.test/a', 'US', 'a')])
+    await store.insert('page_views', [view('https://a.test/b', 'DE', 'b')])
+    const [row] = await store.query<{ landing: string; country: string; utm: string }>(
+      `SELECT argMinMerge(first_page_view) AS first, first.landing_page AS landing, first.country AS country,
+        first.utm_source AS utm
+       FROM sessions WHERE organization_id = {org:UUID} GROUP BY session_id`,
+      { org },
+    )
+    const pairs = [
+      ['https://a.test/a', 'US', 'a'],
+      ['https://a.test/b', 'DE', 'b'],
+    ]
+    expect(pairs).toContainEqual([row?.landing, row?.country, row?.utm])
   })
 })
 
