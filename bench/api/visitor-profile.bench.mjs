@@ -297,7 +297,7 @@ reply. The profile route adds five reads: the organization (tenancy), the pixel 
 tracking switch), the visitor row, the sessions aggregation and the page-view history. Each of them
 reads only its visitor's rows (the tables are ordered by organization and visitor); what the
 route pays is mostly the embedded engine's cost per query. chdb runs
-the queries of one process one at a time (measured separately on this machine: about 400 trivial
+the queries of one process one at a time (measured separately on a 2-vCPU Intel Xeon VM: about 400 trivial
 queries per second whatever the concurrency, and about 6 ms for a one-row entity read), so the profile route's throughput is one over the sum of its five query times,
 and at ${concurrency} connections the requests mostly wait in that queue: compare the p99 under load with the
 one-at-a-time latency. A ClickHouse server (\`CLICKHOUSE_URL\`) runs queries in parallel, and several
