@@ -10,9 +10,11 @@
 
 DROP VIEW IF EXISTS sessions_mv {{on_cluster}};
 
-DROP TABLE IF EXISTS sessions {{on_cluster}};
+-- SYNC: on a cluster the replicated table's ZooKeeper path must be gone before the same path is
+-- created again just below (an Atomic database otherwise frees it minutes later).
+DROP TABLE IF EXISTS sessions {{on_cluster}} SYNC;
 
-DROP TABLE IF EXISTS {{local:sessions}} {{on_cluster}};
+DROP TABLE IF EXISTS {{local:sessions}} {{on_cluster}} SYNC;
 
 CREATE TABLE IF NOT EXISTS {{local:sessions}} {{on_cluster}} (
   organization_id UUID,
