@@ -68,7 +68,9 @@ describe('renderStatement', () => {
         expect(statement).toMatch(/ON CLUSTER 'main'/)
       }
       // A replicated table dropped and created again at once needs its ZooKeeper path freed now.
-      for (const statement of clustered.filter((s) => /^DROP TABLE/.test(s))) expect(statement).toMatch(/ SYNC$/)
+      for (const statement of clustered.filter((s) => /^DROP TABLE/.test(s))) {
+        expect(statement).toMatch(/ SYNC$/)
+      }
       const view = clustered.find((s) => s.startsWith('CREATE MATERIALIZED VIEW'))
       if (view) expect(view).toMatch(/TO sessions_local[\s\S]*FROM page_views_local/)
     }
