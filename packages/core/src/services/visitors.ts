@@ -70,17 +70,16 @@ type SessionRow = Omit<VisitorSession, 'asn' | 'ipAddress'> & {
   asn: number
   ipAddress: string
   companyId: string
-  first_view: unknown
 }
 
 // A session's first-page-view attributes are one packed state (migration 0004): merged once per
-// session, then read field by field.
+// session, then read field by field (a WITH alias is not a result column).
 const sessionsSql = `
+WITH argMinMerge(first_page_view) AS first_view
 SELECT
   toString(session_id) AS id,
   min(started_at) AS startedAt,
   max(ended_at) AS endedAt,
-  argMinMerge(first_page_view) AS first_view,
   first_view.country AS country,
   first_view.region AS region,
   first_view.city AS city,
@@ -158,13 +157,11 @@ export async function getVisitorProfile(
   ])
   if (!visitor && sessionRows.length === 0) return undefined
 
-  const sessions = sessionRows.map(
-    ({ companyId: _companyId, first_view: _firstView, asn, ipAddress, ...session }) => ({
-      ...session,
-      asn: asn ? `AS${asn}` : '',
-      ...(options.ipTracking && ipAddress ? { ipAddress } : {}),
-    }),
-  )
+  const sessions = sessionRows.map(({ companyId: _companyId, asn, ipAddress, ...session }) => ({
+    ...session,
+    asn: asn ? `AS${asn}` : '',
+    ...(options.ipTracking && ipAddress ? { ipAddress } : {}),
+  }))
   const companyId = visitor?.company_id || sessionRows.find((s) => s.companyId)?.companyId || ''
   const times = sessionRows.flatMap((s) => [s.startedAt, s.endedAt]).sort()
   return {
