@@ -4,7 +4,7 @@ import { createStore } from '@visitor-id/core'
 import { tempDir } from '@visitor-id/core/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, collect, pixelHit } from './fixtures/hits.js'
-import { type ServerProcess, startServerProcess } from './support/server-process.js'
+import { killServerProcess, type ServerProcess, startServerProcess } from './support/server-process.js'
 
 // kill -9 of the real server (embedded store) while hits pour in: every hit it acknowledged
 // (202) is in ClickHouse after a restart, exactly once.
@@ -12,10 +12,7 @@ const data = tempDir('vid-crash-')
 let server: ServerProcess | undefined
 
 afterAll(async () => {
-  if (server && server.child.exitCode === null) {
-    server.child.kill('SIGKILL')
-    await server.exit
-  }
+  await killServerProcess(server)
   data.remove()
 })
 

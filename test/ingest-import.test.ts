@@ -4,7 +4,12 @@ import path from 'node:path'
 import { tempDir } from '@visitor-id/core/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, collect, eventually, pixelHit } from './fixtures/hits.js'
-import { runCli, type ServerProcess, startServerProcess } from './support/server-process.js'
+import {
+  killServerProcess,
+  runCli,
+  type ServerProcess,
+  startServerProcess,
+} from './support/server-process.js'
 
 // The dataset imports through the admin CLI, then company identification by IP in the server.
 const data = tempDir('vid-import-')
@@ -16,10 +21,7 @@ const file = (name: string, content: string) => {
 let server: ServerProcess | undefined
 
 afterAll(async () => {
-  if (server && server.child.exitCode === null) {
-    server.child.kill('SIGKILL')
-    await server.exit
-  }
+  await killServerProcess(server)
   data.remove()
 })
 

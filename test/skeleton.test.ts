@@ -4,7 +4,12 @@ import path from 'node:path'
 import type { BootstrapFile as BootstrapKeys } from '@visitor-id/core'
 import { tempDir } from '@visitor-id/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli, type ServerProcess, startServerProcess } from './support/server-process.js'
+import {
+  killServerProcess,
+  runCli,
+  type ServerProcess,
+  startServerProcess,
+} from './support/server-process.js'
 
 // The walking skeleton over real HTTP: a started server, the pixel, a hit, the stored visitor.
 const data = tempDir('vid-e2e-')
@@ -16,10 +21,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  if (server.child.exitCode === null) {
-    server.child.kill('SIGKILL')
-    await server.exit
-  }
+  await killServerProcess(server)
   data.remove()
 })
 

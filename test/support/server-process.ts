@@ -57,6 +57,13 @@ export async function startServerProcess(
   return { child, url, output: () => output, readyAfterMs: Date.now() - started, exit }
 }
 
+/** Teardown: kills the server with SIGKILL if it is still running, and waits for it to exit. */
+export async function killServerProcess(server: ServerProcess | undefined): Promise<void> {
+  if (!server || server.child.exitCode !== null) return
+  server.child.kill('SIGKILL')
+  await server.exit
+}
+
 /** Runs the CLI to completion. */
 export async function runCli(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, [mainScript, ...args], {
