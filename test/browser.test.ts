@@ -134,7 +134,15 @@ describe.skipIf(!available)('pixel in a real browser', () => {
     keys = JSON.parse(readFileSync(path.join(data.dir, 'bootstrap.json'), 'utf8'))
     const [jsSnippet, tagManager] = await Promise.all([snippet('jsSnippet'), snippet('tagManager')])
     site = await startSite({
-      heads: { js: jsSnippet, gtm: tagManagerLoader(tagManager), hostile: `${hostilePrelude}${jsSnippet}` },
+      heads: {
+        js: jsSnippet,
+        gtm: tagManagerLoader(tagManager),
+        hostile: `${hostilePrelude}${jsSnippet}`,
+        // The site identifies the visitor in its own markup, right after the snippet: before the
+        // tracker has loaded, so the stub's queue must carry the call.
+        queued: `${jsSnippet}<script>window.__trackerLoadedFirst = !!(window.vid && window.vid.l);
+vid('identify', { email: 'katherine@example.com' });</script>`,
+      },
     })
     browser = await chromium.launch({
       executablePath,
@@ -217,6 +225,41 @@ describe.skipIf(!available)('pixel in a real browser', () => {
     const sessions = profile.sessions as Record<string, unknown>[]
     expect(sessions).toHaveLength(1)
     expect(sessions[0]).toMatchObject({ pageViewCount: 4, utmSource: 'newsletter' })
+  })
+
+  it('an identify call made before the tracker loads is queued by the stub and replayed', {
+    timeout: 60_000,
+  }, async () => {
+    const context = await visitorContext()
+    const page = await context.newPage()
+    // Hold the tracker back, so the page's own call certainly runs before it.
+    await page.route(`${server.url}/p.js`, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      await route.continue()
+    })
+    const pageErrors: string[] = []
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+    await page.goto(`${site.url}/queued/`)
+    await page.waitForFunction(
+      () => typeof (window as unknown as { vid?: { l?: number } }).vid?.l === 'number',
+    )
+    expect(
+      await page.evaluate(
+        () => (window as unknown as { __trackerLoadedFirst: boolean }).__trackerLoadedFirst,
+      ),
+    ).toBe(false)
+    await page.waitForTimeout(300)
+    const visitorId = (await context.cookies()).find((c) => c.name === '_vid')!.value
+    await context.close()
+    expect(pageErrors).toEqual([])
+    const profile = await eventually(async () => {
+      const { status, body } = await api(`/visitor-tracking/${keys.organizationId}/visitors/${visitorId}`)
+      return status === 200 && body.contact && (body.sessions as unknown[]).length ? body : undefined
+    })
+    expect(profile.contact).toMatchObject({ email: 'katherine@example.com' })
+    expect(profile.sessions as Record<string, unknown>[]).toMatchObject([
+      { entryPage: '/queued/', pageViewCount: 1 },
+    ])
   })
 
   it('opt-in form capture identifies the visitor from a submitted form', { timeout: 60_000 }, async () => {
