@@ -73,6 +73,13 @@ const profileOf = (visitorId: string) =>
     return sessions[0] && Number(sessions[0].sessionDurationSeconds) > 0 && body.contact ? body : undefined
   }, 15_000)
 
+/** The profile once the visitor is identified and has a session (no wait for engagement). */
+const identifiedProfileOf = (visitorId: string) =>
+  eventually(async () => {
+    const { status, body } = await api(`/visitor-tracking/${keys.organizationId}/visitors/${visitorId}`)
+    return status === 200 && body.contact && (body.sessions as unknown[]).length ? body : undefined
+  })
+
 const metric = async (name: string) => {
   const text = await (await fetch(`${server.url}/metrics`)).text()
   return Number(
@@ -252,10 +259,7 @@ vid('identify', { email: 'katherine@example.com' });</script>`,
     const visitorId = (await context.cookies()).find((c) => c.name === '_vid')!.value
     await context.close()
     expect(pageErrors).toEqual([])
-    const profile = await eventually(async () => {
-      const { status, body } = await api(`/visitor-tracking/${keys.organizationId}/visitors/${visitorId}`)
-      return status === 200 && body.contact && (body.sessions as unknown[]).length ? body : undefined
-    })
+    const profile = await identifiedProfileOf(visitorId)
     expect(profile.contact).toMatchObject({ email: 'katherine@example.com' })
     expect(profile.sessions as Record<string, unknown>[]).toMatchObject([
       { entryPage: '/queued/', pageViewCount: 1 },
@@ -275,10 +279,7 @@ vid('identify', { email: 'katherine@example.com' });</script>`,
       await page.waitForTimeout(300)
       const visitorId = (await context.cookies()).find((c) => c.name === '_vid')!.value
       await context.close()
-      const profile = await eventually(async () => {
-        const { status, body } = await api(`/visitor-tracking/${keys.organizationId}/visitors/${visitorId}`)
-        return status === 200 && body.contact ? body : undefined
-      })
+      const profile = await identifiedProfileOf(visitorId)
       expect(profile.contact).toMatchObject({ email: 'form.filler@example.com' })
     } finally {
       await updatePixelConfig({ formCapture: false })
