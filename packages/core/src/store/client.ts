@@ -1,7 +1,11 @@
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
-import { type ClickHouseClient, ClickHouseError, createClient } from '@clickhouse/client'
+import { type ClickHouseClient, createClient } from '@clickhouse/client'
 import { createChdbConnection } from 'chdb/connection'
+import { bindQueryParams } from './bind-params.js'
+import { classifyStoreError } from './store-error.js'
+
+export { classifyStoreError, StoreError, type StoreErrorKind } from './store-error.js'
 
 /** Named query parameters; their ClickHouse types are declared in the SQL as `{name:Type}`. */
 export type QueryParams = Record<string, unknown>
@@ -16,6 +20,8 @@ export interface StoreOptions {
   cluster?: string | undefined
   /** Where the embedded engine keeps its files (`<dataDir>/clickhouse`). */
   dataDir: string
+  /** Embedded engine only: how many sessions of the data directory run queries side by side (default 4). */
+  sessions?: number | undefined
 }
 
 /**
@@ -44,38 +50,6 @@ export interface InsertOptions {
   columns?: readonly string[]
 }
 
-export type StoreErrorKind = 'unavailable' | 'query'
-
-/** A failed store call. `kind: 'unavailable'` means the store could not be reached: try again later. */
-export class StoreError extends Error {
-  override name = 'StoreError'
-  constructor(
-    readonly kind: StoreErrorKind,
-    message: string,
-    readonly clickhouseCode?: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options)
-  }
-}
-
-/** Sorts a thrown error into query errors (our SQL or data) and unavailability (the store's state). */
-export function classifyStoreError(error: unknown): StoreError {
-  if (error instanceof StoreError) return error
-  // The embedded engine throws its own copy of ClickHouseError, so recognise it by shape too.
-  if (error instanceof ClickHouseError || (error as Error)?.constructor?.name === 'ClickHouseError') {
-    const engineError = error as ClickHouseError
-    return new StoreError('query', engineError.message, engineError.type ?? engineError.code, {
-      cause: error,
-    })
-  }
-  // Anything that is not the engine's own answer is transport: refused, reset, timed out, closed.
-  const err = error as { code?: unknown; message?: unknown }
-  const code = typeof err?.code === 'string' ? err.code : undefined
-  const message = typeof err?.message === 'string' ? err.message : String(error)
-  return new StoreError('unavailable', message, code, { cause: error })
-}
-
 // 64-bit integers as JSON numbers: every count we read fits in 2^53, and the embedded engine and a
 // server then answer in the same shape.
 const clickhouseSettings = {
@@ -84,25 +58,83 @@ const clickhouseSettings = {
   date_time_input_format: 'best_effort',
 } as const
 
-function createClickHouseClient(options: StoreOptions): ClickHouseClient {
-  if (options.url) {
-    return createClient({
-      url: options.url,
-      username: options.user ?? 'default',
-      password: options.password ?? '',
-      database: options.database,
-      clickhouse_settings: clickhouseSettings,
-      request_timeout: 30_000,
-    })
+/** How one backend turns SQL and parameters into a request of @clickhouse/client. */
+interface Backend {
+  /** A client to run one call on, and what to call when the call is done. */
+  lease(): Promise<{ client: ClickHouseClient; done(): void }>
+  request(sql: string, params: QueryParams | undefined): { query: string; query_params?: QueryParams }
+  close(): Promise<void>
+}
+
+/** A ClickHouse server: parameters travel separately and the server binds them. */
+function serverBackend(options: StoreOptions): Backend {
+  const client = createClient({
+    url: options.url,
+    username: options.user ?? 'default',
+    password: options.password ?? '',
+    database: options.database,
+    clickhouse_settings: clickhouseSettings,
+    request_timeout: 30_000,
+  })
+  return {
+    lease: async () => ({ client, done: () => {} }),
+    request: (sql, params) => ({ query: sql, query_params: params ?? {} }),
+    close: () => client.close(),
   }
+}
+
+interface EmbeddedSession {
+  client: ClickHouseClient
+  /** Resolves once the session's settings are set (once, not per query). */
+  ready: Promise<void>
+  running: number
+}
+
+/**
+ * The embedded engine: several sessions of one data directory, each call on the least busy one.
+ * Values are bound as typed literals (bind-params.ts): the engine's own binder serializes every
+ * parameterized query of the process, while queries without parameters run side by side.
+ * Settings are set once per session; sent with every query they would cost a statement each.
+ */
+function embeddedBackend(options: StoreOptions): Backend {
   const dir = path.join(options.dataDir, 'clickhouse')
   mkdirSync(dir, { recursive: true })
   // chdb re-declares @clickhouse/client-common's Connection type; the shapes are the same.
   type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connection']
-  return createClient({
-    connection: createChdbConnection({ path: dir }) as unknown as ClientConnection,
-    clickhouse_settings: clickhouseSettings,
+  const settings = Object.entries({ ...clickhouseSettings, log_queries: 0 })
+    .map(([name, value]) => `${name} = ${typeof value === 'string' ? `'${value}'` : value}`)
+    .join(', ')
+  const sessions: EmbeddedSession[] = Array.from({ length: Math.max(1, options.sessions ?? 4) }, () => {
+    const client = createClient({
+      connection: createChdbConnection({ path: dir }) as unknown as ClientConnection,
+    })
+    return { client, ready: client.command({ query: `SET ${settings}` }).then(() => {}), running: 0 }
   })
+  // Keep a failed SET from surfacing as an unhandled rejection before the first call awaits it.
+  for (const session of sessions) session.ready.catch(() => {})
+  let next = 0
+  return {
+    async lease() {
+      let chosen = sessions[next]!
+      for (const session of sessions) if (session.running < chosen.running) chosen = session
+      next = (next + 1) % sessions.length
+      chosen.running += 1
+      try {
+        await chosen.ready
+      } catch (error) {
+        chosen.running -= 1
+        throw error
+      }
+      const done = () => {
+        chosen.running -= 1
+      }
+      return { client: chosen.client, done }
+    },
+    request: (sql, params) => ({ query: bindQueryParams(sql, params) }),
+    close: async () => {
+      await Promise.all(sessions.map((session) => session.client.close()))
+    },
+  }
 }
 
 /**
@@ -110,10 +142,15 @@ function createClickHouseClient(options: StoreOptions): ClickHouseClient {
  * @example const store = createStore({ database: 'default', dataDir: './data' })
  */
 export function createStore(options: StoreOptions): Store {
-  const client = createClickHouseClient(options)
-  const run = async <T>(work: () => Promise<T>): Promise<T> => {
+  const backend = options.url ? serverBackend(options) : embeddedBackend(options)
+  const run = async <T>(work: (client: ClickHouseClient) => Promise<T>): Promise<T> => {
     try {
-      return await work()
+      const { client, done } = await backend.lease()
+      try {
+        return await work(client)
+      } finally {
+        done()
+      }
     } catch (error) {
       throw classifyStoreError(error)
     }
@@ -123,17 +160,17 @@ export function createStore(options: StoreOptions): Store {
     database: options.database,
     cluster: options.cluster,
     query: <T>(sql: string, params?: QueryParams) =>
-      run(async () => {
-        const result = await client.query({ query: sql, query_params: params ?? {}, format: 'JSONEachRow' })
+      run(async (client) => {
+        const result = await client.query({ ...backend.request(sql, params), format: 'JSONEachRow' })
         return (await result.json()) as T[]
       }),
     command: (sql, params) =>
-      run(async () => {
-        await client.command({ query: sql, query_params: params ?? {} })
+      run(async (client) => {
+        await client.command(backend.request(sql, params))
       }),
-    insert: (table, rows, insertOptions) =>
-      run(async () => {
-        if (rows.length === 0) return
+    insert: (table, rows, insertOptions) => {
+      if (rows.length === 0) return Promise.resolve()
+      return run(async (client) => {
         const columns = insertOptions?.columns
         await client.insert({
           table,
@@ -145,15 +182,15 @@ export function createStore(options: StoreOptions): Store {
           // so a token left over from one insert would silently deduplicate the next ones away.
           clickhouse_settings: { insert_deduplication_token: insertOptions?.dedupToken ?? '' },
         })
-      }),
+      })
+    },
     ping: async () => {
       try {
-        const result = await client.ping()
-        return result.success
+        return await run(async (client) => (await client.ping()).success)
       } catch {
         return false
       }
     },
-    close: () => client.close(),
+    close: () => backend.close(),
   }
 }
