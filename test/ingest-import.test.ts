@@ -46,11 +46,36 @@ describe('import commands', () => {
     const result = await runCli(['import', 'companies', csv], env)
     expect(result.code, result.stderr).toBe(0)
     const report = JSON.parse(result.stdout)
-    expect(report).toMatchObject({ kind: 'companies', imported: 2, rejected: 3 })
+    expect(report).toMatchObject({ kind: 'companies', read: 5, imported: 2, rejected: 3 })
     expect(report.rejects).toEqual([
       { line: 3, reason: 'id: id is required' },
       { line: 5, reason: 'expected 6 fields, found 7' },
       { line: 6, reason: 'a quoted field is never closed' },
+    ])
+  })
+
+  it('rejects companies whose domain is not one, counting rows read and imported apart', {
+    timeout: 60_000,
+  }, async () => {
+    const jsonl = file(
+      'domains.jsonl',
+      [
+        { id: 'd1', name: 'One', domain: 'one.example' },
+        { id: 'd2', name: 'Two', domain: 'not a domain' },
+        { id: 'd3', name: 'Three', domain: 'WWW.Three.Example' },
+        { id: 'd4', name: 'Four', domain: 'http://192.0.2.1/' },
+        { id: 'd5', name: 'Five' },
+      ]
+        .map((row) => JSON.stringify(row))
+        .join('\n'),
+    )
+    const result = await runCli(['import', 'companies', jsonl], env)
+    expect(result.code, result.stderr).toBe(0)
+    const report = JSON.parse(result.stdout)
+    expect(report).toMatchObject({ kind: 'companies', read: 5, imported: 3, rejected: 2 })
+    expect(report.rejects).toEqual([
+      { line: 2, reason: 'domain: not a domain name such as example.com' },
+      { line: 4, reason: 'domain: not a domain name such as example.com' },
     ])
   })
 
@@ -72,7 +97,12 @@ describe('import commands', () => {
     const rejects = path.join(data.dir, 'rejects.csv')
     const result = await runCli(['import', 'company-ips', jsonl, '--rejects', rejects], env)
     expect(result.code, result.stderr).toBe(0)
-    expect(JSON.parse(result.stdout)).toMatchObject({ kind: 'company-ips', imported: 4, rejected: 3 })
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      kind: 'company-ips',
+      read: 7,
+      imported: 4,
+      rejected: 3,
+    })
     expect(readFileSync(rejects, 'utf8')).toBe(
       'line,reason\n' +
         '5,"cidr: not a CIDR, address or start-end range"\n' +

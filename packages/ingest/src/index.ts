@@ -21,12 +21,14 @@ export { createIdentityWriter, type IdentityWriter, type IdentityWriterOptions }
 export {
   type ImportKind,
   type ImportOptions,
+  type ImportProgress,
   type ImportReport,
   importCompanies,
   importCompanyIps,
   type RejectedRow,
 } from './imports/index.js'
-export { createProgressBar, type ProgressBar } from './imports/progress.js'
+export { normalizeDomain } from './imports/domain.js'
+export { createProgressBar, type ProgressBar, progressLine } from './imports/progress.js'
 export { type IpKey, type IpRange, normalizeIp, parseIp, parseRange } from './ip/address.js'
 export {
   type AsnClassificationFile,

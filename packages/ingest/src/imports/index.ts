@@ -3,7 +3,7 @@
 // their line numbers.
 import { nextVersion, renderStatement, type Store } from '@visitor-id/core'
 import type { z } from 'zod'
-import { readRecords } from './read-records.js'
+import { type RecordResult, readRecords } from './read-records.js'
 import { companyIpSchema, companySchema, normalizeCompany, normalizeCompanyIp } from './schemas.js'
 
 export type ImportKind = 'company-ips' | 'companies'
@@ -13,11 +13,22 @@ export interface RejectedRow {
   reason: string
 }
 
+/** Where an import stands; rows read = accepted + rejected. */
+export interface ImportProgress {
+  bytesRead: number
+  totalBytes: number
+  /** Data rows read so far (the CSV header and blank lines are not rows). */
+  rowsRead: number
+  /** Rows that passed validation (written, or in the batch being written). */
+  accepted: number
+  rejected: number
+}
+
 export interface ImportOptions {
   store: Store
   file: string
-  /** Called as the file is read: bytes read, total bytes, rows accepted so far. */
-  onProgress?: (read: number, total: number, rows: number) => void
+  /** Called after every row, and once more when the last batch is written (callers throttle). */
+  onProgress?: (progress: ImportProgress) => void
   /** company-ips only: remove every existing range first. */
   replace?: boolean
   batchSize?: number
@@ -26,6 +37,8 @@ export interface ImportOptions {
 export interface ImportReport {
   kind: ImportKind
   file: string
+  /** Data rows in the file: imported + rejected. */
+  read: number
   imported: number
   rejected: number
   /** Every rejected row, in file order. */
@@ -47,7 +60,7 @@ async function runImport<S extends z.ZodType>(
   options: ImportOptions,
 ): Promise<ImportReport> {
   const batchSize = options.batchSize ?? 5000
-  const report: ImportReport = { kind, file: options.file, imported: 0, rejected: 0, rejects: [] }
+  const report: ImportReport = { kind, file: options.file, read: 0, imported: 0, rejected: 0, rejects: [] }
   let batch: object[] = []
   const flush = async () => {
     if (batch.length === 0) return
@@ -56,19 +69,26 @@ async function runImport<S extends z.ZodType>(
     batch = []
   }
   const now = new Date().toISOString()
+  const bytes = { read: 0, total: 0 }
+  const progress = () =>
+    options.onProgress?.({
+      bytesRead: bytes.read,
+      totalBytes: bytes.total,
+      rowsRead: report.read,
+      accepted: report.imported + batch.length,
+      rejected: report.rejects.length,
+    })
   const records = readRecords(options.file, {
-    onBytes: (read, total) => options.onProgress?.(read, total, report.imported + batch.length),
+    onBytes: (read, total) => {
+      bytes.read = read
+      bytes.total = total
+    },
   })
-  for await (const item of records) {
-    if ('error' in item) {
-      report.rejects.push({ line: item.line, reason: item.error })
-      continue
-    }
+  /** Validates a row into the batch; the reason when it is rejected. */
+  const accept = (item: RecordResult): string | undefined => {
+    if ('error' in item) return item.error
     const parsed = schema.safeParse(normalize(item.record))
-    if (!parsed.success) {
-      report.rejects.push({ line: item.line, reason: describeIssues(parsed.error) })
-      continue
-    }
+    if (!parsed.success) return describeIssues(parsed.error)
     batch.push({
       ...(parsed.data as object),
       created_at: now,
@@ -76,10 +96,18 @@ async function runImport<S extends z.ZodType>(
       version: nextVersion(),
       is_deleted: 0,
     })
-    if (batch.length >= batchSize) await flush()
+    return undefined
+  }
+  for await (const item of records) {
+    report.read += 1
+    const reason = accept(item)
+    if (reason !== undefined) report.rejects.push({ line: item.line, reason })
+    else if (batch.length >= batchSize) await flush()
+    progress()
   }
   await flush()
   report.rejected = report.rejects.length
+  progress()
   return report
 }
 

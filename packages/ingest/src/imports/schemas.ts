@@ -2,6 +2,7 @@
 // synonyms are accepted (network / range for cidr, company for company_id, website for website_url).
 import { z } from 'zod'
 import { parseRange } from '../ip/address.js'
+import { normalizeDomain } from './domain.js'
 
 type RawRecord = Record<string, string>
 
@@ -29,14 +30,16 @@ export function normalizeCompanyIp(record: RawRecord): unknown {
   }
 }
 
-/** The domain of a URL or bare domain, lowercase, without `www.`. */
-const domain = optional(253).transform((value) =>
-  value
-    .toLowerCase()
-    .replace(/^[a-z]+:\/\//, '')
-    .replace(/[/?#].*$/, '')
-    .replace(/^www\./, ''),
-)
+/** Optional: empty stays empty; anything else must hold a hostname (see normalizeDomain). */
+const domain = optional(2048).transform((value, context) => {
+  if (value === '') return ''
+  const normalized = normalizeDomain(value)
+  if (normalized === undefined) {
+    context.addIssue({ code: 'custom', message: 'not a domain name such as example.com' })
+    return z.NEVER
+  }
+  return normalized
+})
 
 /** A company row; `id` and `name` are required. Unknown columns are ignored. */
 export const companySchema = z
