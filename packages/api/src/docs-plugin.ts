@@ -1,11 +1,29 @@
+import type { Config } from '@visitor-id/core'
 import type { FastifyPluginAsync } from 'fastify'
 import { renderDocsPage } from './docs-page.js'
-import { buildOpenApiDocument } from './openapi.js'
+import { buildOpenApiDocument, type EndpointDoc } from './openapi.js'
 import { routes } from './routes/index.js'
 
-/** Serves the OpenAPI document at `/openapi.json` and its HTML rendering at `/docs`. Register at the root. */
-export const apiDocsPlugin: FastifyPluginAsync = async (app) => {
-  const document = buildOpenApiDocument(routes)
+export interface ApiDocsPluginOptions {
+  /** The rate limit the document states comes from here. */
+  config: Pick<Config, 'apiRateLimit'>
+  /** Endpoints outside /api/v1 (tracker, health, metrics), documented after the API. */
+  endpoints?: readonly EndpointDoc[]
+  /** Descriptions of tags, by name. */
+  tagDescriptions?: Record<string, string>
+}
+
+/**
+ * Serves the OpenAPI document at `/openapi.json` and its HTML rendering at `/docs`, both built once
+ * from the configuration. Register at the root.
+ * @example await app.register(apiDocsPlugin, { config, endpoints: [...trackingEndpoints()] })
+ */
+export const apiDocsPlugin: FastifyPluginAsync<ApiDocsPluginOptions> = async (app, options) => {
+  const document = buildOpenApiDocument(routes, {
+    rateLimit: options.config.apiRateLimit,
+    ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+    ...(options.tagDescriptions ? { tagDescriptions: options.tagDescriptions } : {}),
+  })
   const body = JSON.stringify(document)
   const page = renderDocsPage(document)
   app.get('/openapi.json', async (_request, reply) =>

@@ -1,11 +1,15 @@
 export { principalOf } from './auth.js'
 export { renderDocsPage } from './docs-page.js'
-export { apiDocsPlugin } from './docs-plugin.js'
+export { type ApiDocsPluginOptions, apiDocsPlugin } from './docs-plugin.js'
 export {
   buildOpenApiDocument,
+  type EndpointDoc,
+  type ErrorCodeDoc,
   type OpenApiDocument,
   type OpenApiOperation,
+  type OpenApiOptions,
   routeErrorCodes,
+  unroutedErrorCodes,
 } from './openapi.js'
 export { type ApiPluginOptions, apiPlugin } from './plugin.js'
 export {

@@ -1,38 +1,120 @@
-// The OpenAPI 3.1 document, generated from the route table: the same zod schemas that validate
-// requests and shape replies. Never edited by hand.
-import { type ErrorCode, errorCatalogue } from '@visitor-id/core'
+// The OpenAPI 3.1 document, generated at start-up from the route table and the endpoints the rest
+// of the service documents (tracker, health, metrics): the same zod schemas that validate requests
+// and shape replies. Never edited by hand, never committed: every server builds its own from its
+// configuration (the rate limit, whether /metrics takes a token).
+import { type ErrorCode, errorCatalogue, reservedFor } from '@visitor-id/core'
 import { z } from 'zod'
 import type { Route } from './route-definition.js'
 import { errorBodySchema } from './schemas/common.js'
 
 type JsonSchema = Record<string, unknown>
 
+export interface OpenApiParameter {
+  name: string
+  in: 'path' | 'query' | 'header'
+  required: boolean
+  description?: string
+  schema: JsonSchema
+  example?: unknown
+}
+
+export interface OpenApiMediaType {
+  schema: JsonSchema
+  example?: unknown
+}
+
+export interface OpenApiResponse {
+  description: string
+  headers?: Record<string, { description: string; schema: JsonSchema }>
+  content?: Record<string, OpenApiMediaType>
+}
+
 export interface OpenApiOperation {
   operationId: string
   tags: string[]
   summary: string
   description: string
+  /** `[]`: no credentials. */
   security: Record<string, string[]>[]
-  'x-required-scope': string
-  parameters: {
-    name: string
-    in: 'path' | 'query'
-    required: boolean
-    description?: string
-    schema: JsonSchema
-  }[]
-  requestBody?: { required: true; content: { 'application/json': { schema: JsonSchema; example?: unknown } } }
-  responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }>
+  'x-required-scope'?: string
+  parameters: OpenApiParameter[]
+  requestBody?: { required: true; content: Record<string, OpenApiMediaType> }
+  responses: Record<string, OpenApiResponse>
+}
+
+/** A row of the error catalogue, as the document lists it (`x-error-codes`). */
+export interface ErrorCodeDoc {
+  code: ErrorCode
+  status: number
+  message: string
+  /** Set for a code no route returns yet: the feature that will. */
+  reservedFor?: string
 }
 
 export interface OpenApiDocument {
   openapi: '3.1.0'
   info: { title: string; version: string; description: string }
   servers: { url: string }[]
-  tags: { name: string }[]
+  tags: { name: string; description?: string }[]
   paths: Record<string, Record<string, OpenApiOperation>>
-  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, JsonSchema> }
+  components: {
+    securitySchemes: Record<string, Record<string, unknown>>
+    schemas: Record<string, JsonSchema>
+  }
+  /** The whole error catalogue, reserved codes marked. */
+  'x-error-codes': ErrorCodeDoc[]
 }
+
+/**
+ * An endpoint outside the route table (the tracker's, health, metrics), documented beside the
+ * API. Other packages build these from their own zod schemas, so a change there shows here.
+ */
+export interface EndpointDoc {
+  operationId: string
+  method: 'GET' | 'POST'
+  /** OpenAPI style, from the root: `/c/{trackingKey}`. */
+  path: string
+  tag: string
+  summary: string
+  description: string
+  /** A bearer token the endpoint requires (a security scheme of that name is added). */
+  bearer?: { scheme: string; description: string }
+  params?: z.ZodType
+  query?: z.ZodType
+  /** Request headers worth documenting (zod object of lowercase names). */
+  headers?: z.ZodType
+  body?: { contentTypes: readonly string[]; schema: z.ZodType }
+  responses: readonly {
+    status: number
+    description: string
+    contentType?: string
+    schema?: z.ZodType
+    headers?: Record<string, string>
+  }[]
+  /** Every error code the endpoint may answer. */
+  errors: readonly ErrorCode[]
+  /** Headers some error statuses carry: `{ 503: { 'Retry-After': 'Seconds to wait' } }`. */
+  errorHeaders?: Record<number, Record<string, string>>
+  /** A request that works: the docs' curl example. */
+  example: {
+    params?: Record<string, string>
+    query?: Record<string, string>
+    headers?: Record<string, string>
+    body?: unknown
+  }
+}
+
+export interface OpenApiOptions {
+  /** API_RATE_LIMIT: requests per minute per key (default 1,000, the setting's default). */
+  rateLimit?: number
+  /** Endpoints outside /api/v1, documented after the API's own tags. */
+  endpoints?: readonly EndpointDoc[]
+  /** Descriptions of tags, by name. */
+  tagDescriptions?: Record<string, string>
+}
+
+/** Codes any path may answer, outside every operation: no such path, or not with this method. */
+export const unroutedErrorCodes: readonly ErrorCode[] = ['route_not_found', 'method_not_allowed']
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema
@@ -41,8 +123,9 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 
 function parameters(
   schema: z.ZodType | undefined,
-  location: 'path' | 'query',
-): OpenApiOperation['parameters'] {
+  location: OpenApiParameter['in'],
+  example: Record<string, string> | undefined,
+): OpenApiParameter[] {
   if (!schema) return []
   const object = jsonSchema(schema, 'input') as {
     properties?: Record<string, JsonSchema>
@@ -56,61 +139,73 @@ function parameters(
       required: location === 'path' || (object.required ?? []).includes(name),
       ...(typeof description === 'string' ? { description } : {}),
       schema: rest,
+      ...(example?.[name] === undefined ? {} : { example: example[name] }),
     }
   })
 }
 
-const rateLimitHeaders = {
-  'X-RateLimit-Limit': { description: 'Requests allowed per minute', schema: { type: 'integer' } },
-  'X-RateLimit-Remaining': { description: 'Requests left in this window', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': {
-    description: 'Unix time (seconds) when the window resets',
-    schema: { type: 'integer' },
-  },
+const integer = { type: 'integer' }
+const header = (description: string) => ({ description, schema: { type: 'string' } })
+
+function rateLimitHeaders(limit: number) {
+  return {
+    'X-RateLimit-Limit': {
+      description: `Requests allowed per minute (API_RATE_LIMIT: ${limit.toLocaleString('en')} on this server)`,
+      schema: integer,
+    },
+    'X-RateLimit-Remaining': { description: 'Requests left in this window', schema: integer },
+    'X-RateLimit-Reset': { description: 'Unix time (seconds) when the window resets', schema: integer },
+  }
 }
 
 /** Every error code a route may answer, the implied ones included. */
 export function routeErrorCodes(route: Route): ErrorCode[] {
   const codes: ErrorCode[] = ['unauthorized', 'forbidden', 'rate_limited', 'internal_error']
   if (route.params || route.query || route.body) codes.push('invalid_request')
+  // The router refuses a path parameter over 100 characters before any hook runs.
+  if (route.params) codes.push('uri_too_long')
   if (route.body) codes.push('invalid_json', 'payload_too_large', 'unsupported_media_type')
   if (route.tenancy === 'organization-param') codes.push('resource_not_found')
   codes.push(...route.errors)
   return [...new Set(codes)]
 }
 
-function errorResponses(route: Route): OpenApiOperation['responses'] {
+/** The error body restricted to some codes, so clients and the docs see which codes a status has. */
+const errorSchema = (codes: ErrorCode[]): JsonSchema => ({
+  allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { code: { enum: codes } } }],
+})
+
+function errorResponses(
+  codes: readonly ErrorCode[],
+  headersOf: (status: number) => OpenApiResponse['headers'] | undefined,
+): Record<string, OpenApiResponse> {
   const byStatus = new Map<number, ErrorCode[]>()
-  for (const code of routeErrorCodes(route)) {
+  for (const code of codes) {
     const status = errorCatalogue[code].statusCode
     byStatus.set(status, [...(byStatus.get(status) ?? []), code])
   }
-  const responses: OpenApiOperation['responses'] = {}
-  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+  const responses: Record<string, OpenApiResponse> = {}
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const headers = headersOf(status)
     responses[String(status)] = {
-      description: codes.map((code) => `\`${code}\`: ${errorCatalogue[code].message}`).join('; '),
-      ...(status === 401 ? {} : { headers: rateLimitHeaders }),
-      ...(status === 429
-        ? {
-            headers: {
-              ...rateLimitHeaders,
-              'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } },
-            },
-          }
-        : {}),
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      description: list.map((code) => `\`${code}\`: ${errorCatalogue[code].message}`).join('; '),
+      ...(headers ? { headers } : {}),
+      content: { 'application/json': { schema: errorSchema(list) } },
     }
   }
   return responses
 }
 
-function operation(route: Route): OpenApiOperation {
-  const example = route.example({
-    organizationId: '3f1c2a4e-0000-4000-8000-000000000001',
-    memberUserId: '3f1c2a4e-0000-4000-8000-000000000002',
-    visitorId: '3f1c2a4e-0000-4000-8000-000000000003',
-    keyId: 'key_0123456789abcdef0123456789abcdef',
-  })
+const placeholderIds = {
+  organizationId: '3f1c2a4e-0000-4000-8000-000000000001',
+  memberUserId: '3f1c2a4e-0000-4000-8000-000000000002',
+  visitorId: '3f1c2a4e-0000-4000-8000-000000000003',
+  keyId: 'key_0123456789abcdef0123456789abcdef',
+}
+
+function routeOperation(route: Route, limit: number): OpenApiOperation {
+  const example = route.example(placeholderIds)
+  const limitHeaders = rateLimitHeaders(limit)
   return {
     operationId: route.operationId,
     tags: [route.tag],
@@ -118,7 +213,10 @@ function operation(route: Route): OpenApiOperation {
     description: `${route.description ? `${route.description}\n\n` : ''}Required scope: \`${route.scope}\`.`,
     security: [{ [route.auth === 'organization' ? 'ApiKey' : 'PartnerApiKey']: [] }],
     'x-required-scope': route.scope,
-    parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
+    parameters: [
+      ...parameters(route.params, 'path', example.params),
+      ...parameters(route.query, 'query', example.query),
+    ],
     ...(route.body
       ? {
           requestBody: {
@@ -135,24 +233,109 @@ function operation(route: Route): OpenApiOperation {
     responses: {
       [String(route.response.status)]: {
         description: route.response.description,
-        headers: rateLimitHeaders,
+        headers: limitHeaders,
         content: { 'application/json': { schema: jsonSchema(route.response.schema, 'output') } },
       },
-      ...errorResponses(route),
+      ...errorResponses(routeErrorCodes(route), (status) => {
+        if (status === 401) return undefined
+        if (status === 429) return { ...limitHeaders, 'Retry-After': header('Seconds to wait') }
+        return limitHeaders
+      }),
+    },
+  }
+}
+
+function endpointOperation(endpoint: EndpointDoc): OpenApiOperation {
+  const { example } = endpoint
+  const headersOf = (named: Record<string, string> | undefined) =>
+    named
+      ? Object.fromEntries(Object.entries(named).map(([name, description]) => [name, header(description)]))
+      : undefined
+  const responses: Record<string, OpenApiResponse> = {}
+  for (const response of endpoint.responses) {
+    const headers = headersOf(response.headers)
+    responses[String(response.status)] = {
+      description: response.description,
+      ...(headers ? { headers } : {}),
+      ...(response.schema
+        ? {
+            content: {
+              [response.contentType ?? 'application/json']: {
+                schema: jsonSchema(response.schema, 'output'),
+              },
+            },
+          }
+        : {}),
+    }
+  }
+  return {
+    operationId: endpoint.operationId,
+    tags: [endpoint.tag],
+    summary: endpoint.summary,
+    description: endpoint.description,
+    security: endpoint.bearer ? [{ [endpoint.bearer.scheme]: [] }] : [],
+    parameters: [
+      ...parameters(endpoint.params, 'path', example.params),
+      ...parameters(endpoint.query, 'query', example.query),
+      ...parameters(endpoint.headers, 'header', example.headers),
+    ],
+    ...(endpoint.body
+      ? {
+          requestBody: {
+            required: true as const,
+            content: Object.fromEntries(
+              endpoint.body.contentTypes.map((type, i) => [
+                type,
+                {
+                  schema: jsonSchema(endpoint.body!.schema, 'input'),
+                  ...(i === 0 && example.body !== undefined ? { example: example.body } : {}),
+                },
+              ]),
+            ),
+          },
+        }
+      : {}),
+    responses: {
+      ...responses,
+      ...errorResponses(endpoint.errors, (status) => headersOf(endpoint.errorHeaders?.[status])),
     },
   }
 }
 
 /**
- * Builds the OpenAPI 3.1 document of a route table.
- * @example const document = buildOpenApiDocument(routes)
+ * Builds the OpenAPI 3.1 document of a route table and of the endpoints around it.
+ * @example const document = buildOpenApiDocument(routes, { rateLimit: config.apiRateLimit, endpoints })
  */
-export function buildOpenApiDocument(routes: readonly Route[]): OpenApiDocument {
+export function buildOpenApiDocument(
+  routes: readonly Route[],
+  options: OpenApiOptions = {},
+): OpenApiDocument {
+  const limit = options.rateLimit ?? 1000
+  const endpoints = options.endpoints ?? []
   const paths: OpenApiDocument['paths'] = {}
   for (const route of routes) {
     const path = `/api/v1${route.path}`
-    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route) }
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: routeOperation(route, limit) }
   }
+  const securitySchemes: OpenApiDocument['components']['securitySchemes'] = {
+    ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+    PartnerApiKey: { type: 'apiKey', in: 'header', name: 'X-Partner-API-Key' },
+  }
+  for (const endpoint of endpoints) {
+    paths[endpoint.path] = {
+      ...paths[endpoint.path],
+      [endpoint.method.toLowerCase()]: endpointOperation(endpoint),
+    }
+    if (endpoint.bearer) {
+      securitySchemes[endpoint.bearer.scheme] = {
+        type: 'http',
+        scheme: 'bearer',
+        description: endpoint.bearer.description,
+      }
+    }
+  }
+  const tagNames = [...new Set([...routes.map((route) => route.tag), ...endpoints.map((e) => e.tag)])]
+  const codes = (Object.keys(errorCatalogue) as ErrorCode[]).filter((code) => reservedFor(code) === undefined)
   return {
     openapi: '3.1.0',
     info: {
@@ -160,18 +343,36 @@ export function buildOpenApiDocument(routes: readonly Route[]): OpenApiDocument 
       version: '1.0.0',
       description:
         'Organization routes take `X-API-Key` (`bsk_live_` + 32 hex), partner routes (`/partner`) take ' +
-        '`X-Partner-API-Key` (`bsk_partner_` + 32 hex). 1,000 requests per minute per key. Every error ' +
-        'has the body `{ statusCode, error, code, message, details? }`.',
+        `\`X-Partner-API-Key\` (\`bsk_partner_\` + 32 hex). ${limit.toLocaleString('en')} requests per ` +
+        'minute per key (`API_RATE_LIMIT`), fixed window. Every error has the body ' +
+        '`{ statusCode, error, code, message, details? }`. Any path answers `route_not_found` (404) ' +
+        'when nothing is served there, and `method_not_allowed` (405, with an `Allow` header) when ' +
+        'it is served with other methods.',
     },
     servers: [{ url: '/' }],
-    tags: [...new Set(routes.map((route) => route.tag))].map((name) => ({ name })),
+    tags: tagNames.map((name) => {
+      const description = options.tagDescriptions?.[name]
+      return description ? { name, description } : { name }
+    }),
     paths,
     components: {
-      securitySchemes: {
-        ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-        PartnerApiKey: { type: 'apiKey', in: 'header', name: 'X-Partner-API-Key' },
-      },
-      schemas: { Error: jsonSchema(errorBodySchema, 'output') },
+      securitySchemes,
+      schemas: { Error: errorDocumentSchema(codes) },
     },
+    'x-error-codes': (Object.keys(errorCatalogue) as ErrorCode[]).map((code) => {
+      const reserved = reservedFor(code)
+      return {
+        code,
+        status: errorCatalogue[code].statusCode,
+        message: errorCatalogue[code].message,
+        ...(reserved ? { reservedFor: reserved } : {}),
+      }
+    }),
   }
+}
+
+/** The error body, its `code` an enum of the codes in use (reserved ones are listed in the docs). */
+function errorDocumentSchema(codes: ErrorCode[]): JsonSchema {
+  const schema = jsonSchema(errorBodySchema, 'output') as { properties: { code: JsonSchema } }
+  return { ...schema, properties: { ...schema.properties, code: { ...schema.properties.code, enum: codes } } }
 }

@@ -14,6 +14,8 @@ describe('loadConfig', () => {
       redis: { url: undefined, prefix: 'vid:' },
       logLevel: 'info',
       trustProxy: false,
+      apiRateLimit: 1000,
+      metricsToken: undefined,
     })
   })
 
@@ -32,6 +34,8 @@ describe('loadConfig', () => {
       REDIS_URL: 'redis://r:6379',
       LOG_LEVEL: 'debug',
       TRUST_PROXY: 'true',
+      API_RATE_LIMIT: '50',
+      METRICS_TOKEN: 'a-long-enough-scrape-token',
     })
     expect(config).toMatchObject({
       port: 9000,
@@ -40,6 +44,8 @@ describe('loadConfig', () => {
       clickhouse: { url: 'http://ch:8123', user: 'u', password: 'p', database: 'vid', cluster: 'main' },
       redis: { url: 'redis://r:6379' },
       trustProxy: true,
+      apiRateLimit: 50,
+      metricsToken: 'a-long-enough-scrape-token',
     })
   })
 
@@ -52,6 +58,8 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'http://x' }, /^Invalid REDIS_URL/],
     [{ CLICKHOUSE_DATABASE: 'a-b;DROP' }, /^Invalid CLICKHOUSE_DATABASE/],
     [{ TRUST_PROXY: 'maybe' }, /^Invalid TRUST_PROXY/],
+    [{ METRICS_TOKEN: 'short' }, /^Invalid METRICS_TOKEN: must be 16 to 256 printable characters/],
+    [{ METRICS_TOKEN: 'has a space in the middle' }, /^Invalid METRICS_TOKEN/],
   ])('rejects %j with one line naming the variable', (env, message) => {
     const error = (() => {
       try {
@@ -68,5 +76,6 @@ describe('loadConfig', () => {
   it('never echoes secrets or URLs that may hold credentials', () => {
     expect(() => loadConfig({ REDIS_URL: 'http://user:hunter2@x' })).toThrow(/^Invalid REDIS_URL: /)
     expect(() => loadConfig({ REDIS_URL: 'http://user:hunter2@x' })).not.toThrow(/hunter2/)
+    expect(() => loadConfig({ METRICS_TOKEN: 'hunter2' })).not.toThrow(/hunter2/)
   })
 })

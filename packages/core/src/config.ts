@@ -63,6 +63,9 @@ export const configSchema = z.object({
   COMPANY_IPS_REFRESH_MS: z.coerce.number().int().min(1000).default(300_000),
   BOOTSTRAP: boolean.default(true),
   API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000_000).default(1000),
+  METRICS_TOKEN: optionalString.refine((v) => v === undefined || /^[\x21-\x7e]{16,256}$/.test(v), {
+    message: 'must be 16 to 256 printable characters without spaces',
+  }),
 })
 
 type RawConfig = z.infer<typeof configSchema>
@@ -105,6 +108,11 @@ export interface Config {
   bootstrap: boolean
   /** Requests per minute per API key. */
   apiRateLimit: number
+  /**
+   * Bearer token that GET /metrics requires when set; unset, /metrics answers loopback clients only
+   * (judged by the socket address, never a forwarded one).
+   */
+  metricsToken: string | undefined
 }
 
 /** A comma-separated list of paths. */
@@ -129,7 +137,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     const issue = parsed.error.issues[0]!
     const variable = String(issue.path[0] ?? 'environment')
     const value = env[variable]
-    const shown = value === undefined || /PASSWORD|SECRET|KEY|URL/.test(variable) ? '' : ` (got "${value}")`
+    const shown =
+      value === undefined || /PASSWORD|SECRET|KEY|TOKEN|URL/.test(variable) ? '' : ` (got "${value}")`
     throw new ConfigError(`Invalid ${variable}${shown}: ${issue.message}`)
   }
   const c = parsed.data
@@ -163,5 +172,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     bootstrap: c.BOOTSTRAP,
     apiRateLimit: c.API_RATE_LIMIT,
+    metricsToken: c.METRICS_TOKEN,
   }
 }

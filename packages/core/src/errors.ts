@@ -1,3 +1,18 @@
+/** One entry of the catalogue. */
+export interface ErrorEntry {
+  statusCode: number
+  message: string
+  /**
+   * Set while no route returns the code: the feature of the spec that will. Reserved codes stay in
+   * the catalogue (so their status is fixed and documented) but are listed apart in the docs; a test
+   * fails when a reserved code is returned, or when a code is neither returned nor reserved.
+   */
+  reservedFor?: string
+}
+
+const phoneSearch = 'phone number search (POST /visitor-tracking/phone-number-search), not built yet'
+const audienceExport = 'list audience export, not built yet'
+
 /**
  * The error catalogue: every error the service reports, with its stable string code, HTTP status
  * and message. Code throws `AppError`s built from here; one handler renders them as
@@ -9,18 +24,42 @@ export const errorCatalogue = {
   unauthorized: { statusCode: 401, message: 'A valid API key is required' },
   forbidden: { statusCode: 403, message: 'The API key lacks the scope this endpoint needs' },
   not_plus_employee: { statusCode: 403, message: 'This feature is available to B2B organizations only' },
-  insufficient_credits: { statusCode: 402, message: 'Not enough identification credits' },
-  no_linkedin: { statusCode: 400, message: 'The visitor has no LinkedIn URL' },
-  search_ongoing: { statusCode: 409, message: 'A phone number search is already running for this visitor' },
-  not_found: { statusCode: 409, message: 'A previous search found no phone number; it is not retried' },
-  already_unlocked: { statusCode: 409, message: 'The phone number is already unlocked' },
-  organization_not_found: { statusCode: 404, message: 'Organization not found' },
-  list_not_found: { statusCode: 404, message: 'List not found' },
-  no_enriched_emails: { statusCode: 409, message: 'The list has no enriched emails' },
+  insufficient_credits: {
+    statusCode: 402,
+    message: 'Not enough identification credits',
+    reservedFor: phoneSearch,
+  },
+  no_linkedin: { statusCode: 400, message: 'The visitor has no LinkedIn URL', reservedFor: phoneSearch },
+  search_ongoing: {
+    statusCode: 409,
+    message: 'A phone number search is already running for this visitor',
+    reservedFor: phoneSearch,
+  },
+  not_found: {
+    statusCode: 409,
+    message: 'A previous search found no phone number; it is not retried',
+    reservedFor: phoneSearch,
+  },
+  already_unlocked: {
+    statusCode: 409,
+    message: 'The phone number is already unlocked',
+    reservedFor: phoneSearch,
+  },
+  organization_not_found: { statusCode: 404, message: 'Organization not found', reservedFor: audienceExport },
+  list_not_found: { statusCode: 404, message: 'List not found', reservedFor: audienceExport },
+  no_enriched_emails: {
+    statusCode: 409,
+    message: 'The list has no enriched emails',
+    reservedFor: audienceExport,
+  },
   resource_not_found: { statusCode: 404, message: 'Resource not found' },
   route_not_found: { statusCode: 404, message: 'Route not found' },
-  method_not_allowed: { statusCode: 405, message: 'Method not allowed' },
-  conflict: { statusCode: 409, message: 'The resource already exists' },
+  method_not_allowed: { statusCode: 405, message: 'The path exists, but not with this method' },
+  conflict: {
+    statusCode: 409,
+    message: 'The resource already exists',
+    reservedFor: 'creating a resource that must be unique; no route creates one yet',
+  },
   owner_not_removable: { statusCode: 409, message: "The organization's owner cannot be removed" },
   payload_too_large: { statusCode: 413, message: 'The request body is too large' },
   uri_too_long: { statusCode: 414, message: 'A path parameter is too long' },
@@ -28,9 +67,15 @@ export const errorCatalogue = {
   rate_limited: { statusCode: 429, message: 'Rate limit exceeded' },
   internal_error: { statusCode: 500, message: 'Internal error' },
   service_unavailable: { statusCode: 503, message: 'The service is temporarily unavailable' },
-} as const satisfies Record<string, { statusCode: number; message: string }>
+} as const satisfies Record<string, ErrorEntry>
 
 export type ErrorCode = keyof typeof errorCatalogue
+
+/** The feature a reserved code waits for, or undefined when the code is in use. */
+export function reservedFor(code: ErrorCode): string | undefined {
+  const entry: ErrorEntry = errorCatalogue[code]
+  return entry.reservedFor
+}
 
 /** An error with a catalogue code; safe to show to API callers. */
 export class AppError extends Error {

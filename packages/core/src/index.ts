@@ -18,7 +18,7 @@ export {
   type RateLimiterOptions,
   type RateLimitResult,
 } from './coordination/index.js'
-export { AppError, appError, type ErrorCode, errorCatalogue } from './errors.js'
+export { AppError, appError, type ErrorCode, type ErrorEntry, errorCatalogue, reservedFor } from './errors.js'
 export { type ErrorBody, toErrorBody } from './http-errors.js'
 export { newId, nextVersion, randomToken, safeEqual, sha256Hex } from './ids.js'
 export { addressOrganization, hasScope, requireScope, type Scope, scopes } from './services/access.js'

@@ -18,6 +18,7 @@ export {
   type LogLike,
 } from './durable-sink.js'
 export { createIdentityWriter, type IdentityWriter, type IdentityWriterOptions } from './identities.js'
+export { normalizeDomain } from './imports/domain.js'
 export {
   type ImportKind,
   type ImportOptions,
@@ -27,7 +28,6 @@ export {
   importCompanyIps,
   type RejectedRow,
 } from './imports/index.js'
-export { normalizeDomain } from './imports/domain.js'
 export { createProgressBar, type ProgressBar, progressLine } from './imports/progress.js'
 export { type IpKey, type IpRange, normalizeIp, parseIp, parseRange } from './ip/address.js'
 export {
@@ -47,9 +47,18 @@ export {
   createIngestMetrics,
   createMetricsRegistry,
   type IngestMetrics,
+  isLoopbackSocket,
+  type MetricsPluginOptions,
   type MetricsRegistry,
   metricsPlugin,
 } from './metrics.js'
+export {
+  type IngestEndpointDoc,
+  metricsEndpointDoc,
+  operationsTag,
+  trackingEndpointDocs,
+  trackingTag,
+} from './openapi.js'
 export {
   blankPageViewRow,
   emptyEnrichment,

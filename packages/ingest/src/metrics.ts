@@ -1,6 +1,7 @@
 // Prometheus text exposition (format 0.0.4) without a client library: a handful of counters and
-// gauges, rendered on demand. The server mounts GET /metrics.
-import type { FastifyPluginAsync } from 'fastify'
+// gauges, rendered on demand. The server mounts GET /metrics (behind METRICS_TOKEN, else loopback only).
+import { appError, safeEqual, sha256Hex } from '@visitor-id/core'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { type DropReason, dropReasons } from './pipeline/index.js'
 
 type Labels = Record<string, string>
@@ -103,9 +104,54 @@ export function createIngestMetrics(registry: MetricsRegistry, spoolBytes: () =>
   }
 }
 
-/** GET /metrics in Prometheus text format. */
-export const metricsPlugin: FastifyPluginAsync<{ registry: MetricsRegistry }> = async (app, options) => {
-  app.get('/metrics', async (_request, reply) =>
-    reply.header('content-type', 'text/plain; version=0.0.4; charset=utf-8').send(options.registry.render()),
-  )
+export interface MetricsPluginOptions {
+  registry: MetricsRegistry
+  /**
+   * METRICS_TOKEN. Set: every scrape must send `Authorization: Bearer <token>` (else 401). Unset:
+   * only loopback clients are answered (else 403).
+   */
+  token?: string | undefined
+}
+
+/**
+ * True for a loopback peer. Judged by the socket's own address: `request.ip` may come from
+ * X-Forwarded-For when trustProxy is on, and a client can write that header.
+ */
+export function isLoopbackSocket(request: FastifyRequest): boolean {
+  const address = request.raw.socket?.remoteAddress ?? ''
+  const direct = address === '::1' || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(address)
+  // A proxy on this host connects from loopback on behalf of anyone: a forwarded request is not local.
+  const forwarded =
+    request.headers['x-forwarded-for'] !== undefined || request.headers.forwarded !== undefined
+  return direct && !forwarded
+}
+
+const bearer = (request: FastifyRequest) =>
+  /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.authorization ?? '')?.[1]
+
+/**
+ * GET /metrics in Prometheus text format, behind METRICS_TOKEN or, without one, for loopback only.
+ * @example await app.register(metricsPlugin, { registry, token: config.metricsToken })
+ */
+export const metricsPlugin: FastifyPluginAsync<MetricsPluginOptions> = async (app, options) => {
+  // Both sides hashed first: equal lengths, so the comparison's time tells nothing about the token.
+  const tokenDigest = options.token === undefined ? undefined : sha256Hex(options.token)
+  app.get('/metrics', async (request, reply) => {
+    if (tokenDigest !== undefined) {
+      const given = bearer(request)
+      if (given === undefined || !safeEqual(sha256Hex(given), tokenDigest)) {
+        reply.header('www-authenticate', 'Bearer realm="metrics"')
+        throw appError('unauthorized', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>')
+      }
+    } else if (!isLoopbackSocket(request)) {
+      throw appError(
+        'forbidden',
+        'GET /metrics answers loopback clients only; set METRICS_TOKEN to scrape it from elsewhere',
+      )
+    }
+    return reply
+      .header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(options.registry.render())
+  })
 }

@@ -119,8 +119,8 @@ export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
   })
 
   // The tracker's run-time config. An unknown key answers like a known one with every flag off.
-  app.get<{ Params: { key: string } }>(`${configPath}:key`, async (request, reply) => {
-    const key = request.params.key
+  app.get<{ Params: { trackingKey: string } }>(`${configPath}:trackingKey`, async (request, reply) => {
+    const key = request.params.trackingKey
     let config: Awaited<ReturnType<TrackingKeyCache['resolve']>>
     try {
       config = isTrackingKeyShape(key) ? await options.trackingKeys.resolve(key) : undefined

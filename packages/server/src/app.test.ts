@@ -33,6 +33,29 @@ describe('HTTP error bodies', () => {
     expect(api.json()).toEqual(errorShape(404, 'route_not_found'))
   })
 
+  it('a path served with other methods: 405 with Allow, for the API, ingest and operations alike', async () => {
+    for (const [method, url, allow] of [
+      ['DELETE', '/api/v1/ping', 'GET, HEAD'],
+      ['PUT', '/api/v1/partner/organizations', 'GET, HEAD'],
+      ['GET', '/collect', 'POST'],
+      ['DELETE', '/p.js', 'GET, HEAD'],
+      ['POST', '/i.gif?k=x', 'GET, HEAD'],
+      ['POST', '/c/pk_000000000000000000000000', 'GET, HEAD'],
+      ['POST', '/healthz', 'GET, HEAD'],
+      ['PUT', '/metrics', 'GET, HEAD'],
+    ] as const) {
+      const response = await server.app.inject({ method, url })
+      expect(response.statusCode, `${method} ${url}`).toBe(405)
+      expect(response.headers.allow, `${method} ${url}`).toBe(allow)
+      expect(response.json()).toEqual(errorShape(405, 'method_not_allowed'))
+    }
+    // Over HTTP too, and a path that is nowhere stays 404.
+    const viaHttp = await fetch(`${server.url}/api/v1/ping`, { method: 'DELETE' })
+    expect(viaHttp.status).toBe(405)
+    expect(viaHttp.headers.get('allow')).toBe('GET, HEAD')
+    expect((await server.app.inject({ method: 'DELETE', url: '/api/v1/ping/extra' })).statusCode).toBe(404)
+  })
+
   it('invalid JSON: 400 invalid_json', async () => {
     for (const contentType of ['text/plain', 'application/json']) {
       const response = await server.app.inject({
@@ -109,5 +132,24 @@ describe('HTTP error bodies', () => {
       expect(response.statusCode).toBe(401)
       expect(response.json()).toEqual(errorShape(401, 'unauthorized'))
     }
+  })
+})
+
+describe('GET /metrics without METRICS_TOKEN', () => {
+  it('answers a loopback client, and no other', async () => {
+    const local = await fetch(`${server.url}/metrics`)
+    expect(local.status).toBe(200)
+    expect(await local.text()).toContain('vid_ingest_hits_accepted_total')
+    const remote = await server.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '203.0.113.9' })
+    expect(remote.statusCode).toBe(403)
+    expect(remote.json()).toEqual(errorShape(403, 'forbidden'))
+  })
+
+  it('is documented as loopback-only, without a token', async () => {
+    const document = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json()
+    const operation = document.paths['/metrics'].get
+    expect(operation.security).toEqual([])
+    expect(operation.description).toContain('loopback')
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '403']))
   })
 })
