@@ -27,7 +27,7 @@ beforeAll(async () => {
   h = await startHarness()
   const organizationId = h.boot.organizationId
   const revoked = await h.createKey(organizationId, ['admin'])
-  await revokeApiKey(h.repos, { revoked: async () => {} }, organizationId, revoked.id)
+  await revokeApiKey(h.repos, organizationId, revoked.id)
   keys.revoked = revoked.plainKey
   keys.expired = (await h.createKey(organizationId, ['admin'], '2020-01-01T00:00:00.000Z')).plainKey
   const tenant = await h.createTenant({ plusEmployee: true })

@@ -21,15 +21,13 @@ export interface ApiPluginOptions {
 /** Every /api/v1 route, from the route table. Register with `{ prefix: '/api/v1' }`. */
 export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, options) => {
   const { config, store, repos, coordination } = options
-  const keys = createKeyAuthenticator({ repos, pubsub: coordination.pubsub })
-  await keys.start()
+  const keys = createKeyAuthenticator({ repos })
   const usage = createKeyUsageRecorder({
     store,
     onError: (error) => app.log.error({ err: error }, 'could not record API key usage'),
   })
   app.addHook('onClose', async () => {
     await usage.close()
-    await keys.close()
   })
 
   // JSON only (anything else is 415). An empty JSON body counts as no body, so a DELETE sent with

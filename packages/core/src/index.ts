@@ -34,7 +34,6 @@ export {
   createKeyAuthenticator,
   type KeyAuthenticator,
   type KeyAuthenticatorOptions,
-  keyRevokedChannel,
 } from './services/key-authenticator.js'
 export {
   createKeyUsageRecorder,
@@ -70,8 +69,6 @@ export {
   getPixelConfig,
   type PixelConfigUpdate,
   parseIcpSettings,
-  pixelConfigChangedChannel,
-  type UpdatePixelConfigOptions,
   updatePixelConfig,
 } from './services/pixel-config.js'
 export {
@@ -124,6 +121,12 @@ export {
   migrate,
   readMigrations,
 } from './store/migrate.js'
+export {
+  createReadModel,
+  entityChangedChannel,
+  type ReadModel,
+  type ReadModelOptions,
+} from './store/read-model.js'
 export { type DdlTarget, renderMigration, renderStatement, splitStatements } from './store/render-ddl.js'
 export {
   createEntityRepository,

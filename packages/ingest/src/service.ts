@@ -21,7 +21,6 @@ export interface IngestServiceOptions {
   /** The spool lives in `<dataDir>/spool`. */
   dataDir: string
   settings: Config['ingest']
-  trackingKeyTtlMs?: number
   registry?: MetricsRegistry
   onIdentified?: IdentityWriterOptions['onIdentified']
 }
@@ -66,7 +65,7 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     anonymousIpLists: settings.anonymousIpLists,
     hostingIpLists: settings.hostingIpLists,
   })
-  const trackingKeys = createTrackingKeyCache({ repos, ttlMs: options.trackingKeyTtlMs ?? 30_000 })
+  const trackingKeys = createTrackingKeyCache({ repos })
   const pipeline = createHitPipeline({ trackingKeys, ipIntelligence })
   const identities = createIdentityWriter({
     store,

@@ -3,12 +3,12 @@ import {
   type Config,
   type Coordination,
   createCoordination,
+  createReadModel,
   createRepositories,
   createStore,
   type DataDirLock,
   lockDataDir,
   migrate,
-  pixelConfigChangedChannel,
   type Repositories,
   readMigrations,
   type Store,
@@ -21,6 +21,20 @@ import { buildApp, redactedPaths } from './app.js'
 /** A start-up failure a person can fix; printed as one line. */
 export class StartupError extends Error {
   override name = 'StartupError'
+}
+
+/** The listen failures a person fixes with PORT or HOST, as one line naming the variable. */
+function listenError(error: unknown, config: Config): StartupError | undefined {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return new StartupError(`port ${config.port} is already in use: set PORT to a free port`)
+    case 'EADDRNOTAVAIL':
+      return new StartupError(
+        `HOST ${config.host} is not an address of this machine: set HOST (e.g. 0.0.0.0)`,
+      )
+    default:
+      return undefined
+  }
 }
 
 export interface RunningServer {
@@ -82,7 +96,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     const migrations = readMigrations()
     await migrate(store, { locks: coordination.kind === 'redis' ? coordination.locks : undefined })
-    const repos = createRepositories(store)
+    // Small entities are served from memory; changes reach the other processes through pubsub.
+    const readModel = createReadModel({
+      pubsub: coordination.pubsub,
+      onError: (error) => logger.warn({ err: error }, 'entity change not announced'),
+    })
+    await readModel.start()
+    const repos = createRepositories(store, readModel)
     const bootstrap = config.bootstrap ? await bootstrapIfEmpty(repos, config.dataDir) : undefined
 
     const metrics = createMetricsRegistry()
@@ -94,11 +114,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
         settings: config.ingest,
         registry: metrics,
       })
-      const trackingKeys = ingest.trackingKeys
-      // A changed pixel config reaches ingest at once, in this process and (through Redis) in every other.
-      await coordination.pubsub.subscribe(pixelConfigChangedChannel, (trackingKey) =>
-        trackingKeys.invalidate(trackingKey),
-      )
     }
     app = await buildApp({
       config,
@@ -111,7 +126,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
       ...(ingest ? { ingest: ingest.plugin } : {}),
     })
     ingest?.start(app.log)
-    const address = await app.listen({ port: config.port, host: config.host })
+    const address = await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+      throw listenError(error, config) ?? error
+    })
     if (bootstrap?.created) app.log.info({ file: bootstrap.file }, 'bootstrap: wrote the first keys')
 
     let stopping: Promise<void> | undefined

@@ -96,7 +96,7 @@ export const apiKeyRoutes: Route[] = [
     errors: ['resource_not_found'],
     example: (ids) => ({ params: { organizationId: ids.organizationId, keyId: ids.keyId } }),
     async handler({ organization, params, services }) {
-      await revokeApiKey(services.repos, services.keys, addressed(organization).id, params.keyId)
+      await revokeApiKey(services.repos, addressed(organization).id, params.keyId)
       return { success: true as const }
     },
   }),

@@ -82,8 +82,8 @@ export const visitorTrackingRoutes: Route[] = [
     tag: 'Visitor tracking',
     summary: 'Update the pixel configuration',
     description:
-      'Only the fields sent change. Ingest processes are told at once (pubsub `pixel-config:changed`); ' +
-      'at worst they pick the change up when their 30-second cache expires.',
+      'Only the fields sent change. Ingest processes are told at once (pubsub `entities:changed`); ' +
+      'at worst they pick the change up when their 30-second copy expires.',
     params: organizationParams,
     body: pixelConfigUpdate,
     bodyLimit: 1024 * 1024,
@@ -98,10 +98,7 @@ export const visitorTrackingRoutes: Route[] = [
       body: { allowedReferrers: ['https://www.example.com/'], verifiedDomains: ['example.com'] },
     }),
     async handler({ organization, body, request, services }) {
-      const row = await updatePixelConfig(services.repos, addressed(organization).id, body, {
-        pubsub: services.coordination.pubsub,
-        onError: (error) => services.log.error({ err: error }, 'pixel config change not announced'),
-      })
+      const row = await updatePixelConfig(services.repos, addressed(organization).id, body)
       return { pixelConfig: presentPixelConfig(row, collectorHost(services, request)) }
     },
   }),

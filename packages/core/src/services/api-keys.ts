@@ -78,13 +78,12 @@ export async function createOrganizationApiKey(
 }
 
 /**
- * Revokes an organization's key, then clears it from every process's cache, so it gets 401 at once.
- * Revoking a revoked key succeeds again (and repeats the broadcast). Another organization's key is
- * `resource_not_found`.
+ * Revokes an organization's key. Saved through the read model, the change reaches every process's
+ * copy at once, so the key gets 401 everywhere. Revoking a revoked key succeeds again (and announces
+ * again). Another organization's key is `resource_not_found`.
  */
 export async function revokeApiKey(
   repos: Repositories,
-  revocations: { revoked(keyId: string): Promise<void> },
   organizationId: string,
   keyId: string,
 ): Promise<void> {
@@ -92,8 +91,7 @@ export async function revokeApiKey(
   if (row?.kind !== 'organization' || row.organization_id !== organizationId) {
     throw appError('resource_not_found', 'API key not found')
   }
-  if (row.status !== 'revoked') {
-    await repos.apiKeys.save({ ...row, status: 'revoked', updated_at: new Date().toISOString() })
-  }
-  await revocations.revoked(row.id)
+  // Saved again when already revoked: the save is what announces it, so a repeat reaches a process
+  // that missed the first announcement.
+  await repos.apiKeys.save({ ...row, status: 'revoked', updated_at: new Date().toISOString() })
 }

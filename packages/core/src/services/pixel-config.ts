@@ -1,12 +1,5 @@
-import type { PubSub } from '../coordination/ports.js'
 import { appError } from '../errors.js'
 import type { PixelConfigRow, Repositories } from '../store/entities.js'
-
-/**
- * The pubsub channel announcing a changed pixel config (message: its tracking key), so ingest
- * processes drop their cached copy instead of waiting for its expiry.
- */
-export const pixelConfigChangedChannel = 'pixel-config:changed'
 
 /** The organization's pixel config; every organization gets one when it is created. */
 export async function getPixelConfig(repos: Repositories, organizationId: string): Promise<PixelConfigRow> {
@@ -25,23 +18,16 @@ export interface PixelConfigUpdate {
   icpSettings?: Record<string, unknown> | undefined
 }
 
-export interface UpdatePixelConfigOptions {
-  pubsub: PubSub
-  /** A failed announcement is reported here, not thrown: the change is saved and ingest caches expire. */
-  onError: (error: unknown) => void
-}
-
 const unique = (values: string[]) => [...new Set(values)]
 
 /**
- * Saves the changed fields and tells ingest at once.
- * @example await updatePixelConfig(repos, org.id, { verifiedDomains: ['example.com'] }, { pubsub, onError })
+ * Saves the changed fields; through the read model, ingest in every process sees them at once.
+ * @example await updatePixelConfig(repos, org.id, { verifiedDomains: ['example.com'] })
  */
 export async function updatePixelConfig(
   repos: Repositories,
   organizationId: string,
   update: PixelConfigUpdate,
-  options: UpdatePixelConfigOptions,
 ): Promise<PixelConfigRow> {
   const current = await getPixelConfig(repos, organizationId)
   const next: PixelConfigRow = {
@@ -57,7 +43,6 @@ export async function updatePixelConfig(
     updated_at: new Date().toISOString(),
   }
   await repos.pixelConfigs.save(next)
-  await options.pubsub.publish(pixelConfigChangedChannel, next.tracking_key).catch(options.onError)
   return next
 }
 

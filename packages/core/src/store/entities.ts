@@ -1,4 +1,5 @@
 import type { Store } from './client.js'
+import type { ReadModel } from './read-model.js'
 import { createEntityRepository, type EntityDefinition, type EntityRepository } from './repository.js'
 
 /** Rows as stored (snake_case); timestamps are ISO 8601 strings. */
@@ -246,15 +247,23 @@ export interface Repositories {
   companies: EntityRepository<CompanyRow>
 }
 
-/** @example const repos = createRepositories(store); await repos.organizations.get({ id }) */
-export function createRepositories(store: Store): Repositories {
+/**
+ * Every entity repository, made once per store. With a read model, the small entities (everything
+ * but visitors and companies, which grow with traffic and imports) are read from memory.
+ * @example const repos = createRepositories(store, readModel); await repos.organizations.get({ id })
+ */
+export function createRepositories(store: Store, readModel?: ReadModel): Repositories {
+  const small = <Row extends object>(definition: EntityDefinition<Row>): EntityRepository<Row> => {
+    const repository = createEntityRepository(store, definition)
+    return readModel ? readModel.cached(definition, repository) : repository
+  }
   return {
-    partners: createEntityRepository(store, partnersTable),
-    organizations: createEntityRepository(store, organizationsTable),
-    users: createEntityRepository(store, usersTable),
-    memberships: createEntityRepository(store, membershipsTable),
-    apiKeys: createEntityRepository(store, apiKeysTable),
-    pixelConfigs: createEntityRepository(store, pixelConfigsTable),
+    partners: small(partnersTable),
+    organizations: small(organizationsTable),
+    users: small(usersTable),
+    memberships: small(membershipsTable),
+    apiKeys: small(apiKeysTable),
+    pixelConfigs: small(pixelConfigsTable),
     visitors: createEntityRepository(store, visitorsTable),
     companies: createEntityRepository(store, companiesTable),
   }
