@@ -149,16 +149,11 @@ export const visitorTrackingRoutes: Route[] = [
     example: (ids) => ({ params: { organizationId: ids.organizationId, visitorId: ids.visitorId } }),
     async handler({ organization, params, services }) {
       const { id } = addressed(organization)
+      // The organization and its pixel config come from memory; the profile is one store query.
       const config = await services.repos.pixelConfigs.get({ organization_id: id })
-      const profile = await getVisitorProfile(
-        services.store,
-        services.repos,
-        id,
-        params.visitorId.toLowerCase(),
-        {
-          ipTracking: config?.ip_tracking ?? false,
-        },
-      )
+      const profile = await getVisitorProfile(services.store, id, params.visitorId.toLowerCase(), {
+        ipTracking: config?.ip_tracking ?? false,
+      })
       if (!profile) throw appError('resource_not_found', 'Visitor not found')
       return {
         ...profile,

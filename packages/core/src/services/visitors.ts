@@ -1,5 +1,5 @@
 import type { Store } from '../store/client.js'
-import type { Repositories } from '../store/entities.js'
+import type { VisitorRow } from '../store/entities.js'
 
 /** A session as the REST API shows it (spec: "Session object"). */
 export interface VisitorSession {
@@ -66,67 +66,149 @@ export interface VisitorProfile {
   pageViews: PageViewEntry[]
 }
 
-type SessionRow = Omit<VisitorSession, 'asn' | 'ipAddress'> & {
+/** The packed first-page-view state of a session (migration 0004), as the engine answers it. */
+interface FirstPageView {
+  landing_page: string
+  entry_page: string
+  referrer: string
+  search_engine: string
+  search_term: string
+  utm_source: string
+  utm_medium: string
+  utm_campaign: string
+  utm_term: string
+  utm_content: string
+  tracking_params: Record<string, string>
+  screen_width: number
+  screen_height: number
+  language: string
+  timezone: string
+  ip: string
+  country: string
+  region: string
+  city: string
+  isp: string
   asn: number
-  ipAddress: string
-  companyId: string
+  connection_type: string
+  is_hosting: boolean
+  is_anonymous: boolean
+  device_type: string
+  browser: string
+  browser_version: string
+  os: string
+  os_version: string
+  device_model: string
 }
 
-// A session's first-page-view attributes are one packed state (migration 0004): merged once per
-// session, then read field by field (a WITH alias is not a result column).
-const sessionsSql = `
-WITH argMinMerge(first_page_view) AS first_view
-SELECT
-  toString(session_id) AS id,
-  min(started_at) AS startedAt,
-  max(ended_at) AS endedAt,
-  first_view.country AS country,
-  first_view.region AS region,
-  first_view.city AS city,
-  first_view.isp AS isp,
-  first_view.asn AS asn,
-  first_view.connection_type AS connectionType,
-  first_view.is_hosting AS isHosting,
-  first_view.is_anonymous AS isAnonymous,
-  first_view.landing_page AS landingPage,
-  first_view.entry_page AS entryPage,
-  argMaxMerge(exit_page) AS exitPage,
-  first_view.referrer AS referrer,
-  first_view.search_engine AS searchEngine,
-  first_view.search_term AS searchTerm,
-  first_view.utm_source AS utmSource,
-  first_view.utm_medium AS utmMedium,
-  first_view.utm_campaign AS utmCampaign,
-  first_view.utm_term AS utmTerm,
-  first_view.utm_content AS utmContent,
-  first_view.device_type AS deviceType,
-  first_view.browser AS browser,
-  first_view.browser_version AS browserVersion,
-  first_view.os AS os,
-  first_view.os_version AS osVersion,
-  first_view.device_model AS deviceModel,
-  first_view.screen_width AS screenWidth,
-  first_view.screen_height AS screenHeight,
-  first_view.language AS language,
-  first_view.timezone AS timezone,
-  first_view.ip AS ipAddress,
-  toUInt32(greatest(dateDiff('second', min(started_at), max(ended_at)), intDiv(sum(engaged_ms), 1000))) AS sessionDurationSeconds,
-  toUInt32(sum(page_view_count)) AS pageViewCount,
-  max(max_scroll) AS maxScrollPercent,
-  first_view.tracking_params AS trackingParams,
-  argMaxMerge(company_id) AS companyId
-FROM sessions
-WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}
-GROUP BY session_id
-ORDER BY startedAt DESC
-LIMIT {limit:UInt32}`
+interface SessionRow {
+  id: string
+  started_at: string
+  ended_at: string
+  first: FirstPageView
+  exit_page: string
+  page_view_count: number
+  engaged_ms: number
+  max_scroll: number
+  company_id: string
+}
 
-const pageViewsSql = `
-SELECT url, title, toString(session_id) AS sessionId, timestamp AS visitedAt
-FROM page_views
-WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID} AND type = 'pageview'
-ORDER BY timestamp DESC
-LIMIT {limit:UInt32}`
+type VisitorFields = Pick<
+  VisitorRow,
+  | 'email'
+  | 'first_name'
+  | 'last_name'
+  | 'job_title'
+  | 'linkedin_url'
+  | 'company_id'
+  | 'identified_at'
+  | 'first_seen_at'
+  | 'last_seen_at'
+>
+
+/**
+ * The whole profile in one statement: the visitor row, its sessions and its page views, each row as
+ * `{kind, row}` with the row in JSON. The embedded engine runs one statement at a cost per table read
+ * and per column read, so each part reads the fewest columns: a session's first-page-view fields are
+ * one packed tuple, finalized under FINAL (one merge per session, no GROUP BY), and read whole;
+ * extracting its 30 fields in SQL costs more than the rest of the query together.
+ */
+const profileSql = `
+SELECT 'visitor' AS kind, formatRowNoNewline('JSONEachRow', email, first_name, last_name, job_title,
+  linkedin_url, company_id, identified_at, first_seen_at, last_seen_at) AS row
+FROM visitors FINAL
+WHERE organization_id = {organizationId:UUID} AND id = {visitorId:UUID}
+UNION ALL
+SELECT 'session', formatRowNoNewline('JSONEachRow', id, started_at, ended_at, first, exit_page,
+  page_view_count, engaged_ms, max_scroll, company_id)
+FROM (
+  SELECT toString(session_id) AS id, started_at, ended_at,
+    finalizeAggregation(first_page_view) AS first, finalizeAggregation(exit_page) AS exit_page,
+    page_view_count, engaged_ms, max_scroll, finalizeAggregation(company_id) AS company_id
+  FROM sessions FINAL
+  WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}
+  ORDER BY started_at DESC
+  LIMIT {sessionLimit:UInt32}
+)
+UNION ALL
+SELECT 'page_view', formatRowNoNewline('JSONEachRow', url, title, session_id, timestamp)
+FROM (
+  SELECT url, title, toString(session_id) AS session_id, timestamp
+  FROM page_views
+  WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID} AND type = 'pageview'
+  ORDER BY timestamp DESC
+  LIMIT {pageViewLimit:UInt32}
+)`
+
+const wholeSeconds = (timestamp: string) => Math.floor(Date.parse(timestamp) / 1000)
+
+/** A session as the API shows it, from its row; the IP only where the organization keeps IPs. */
+function presentSession(row: SessionRow, ipTracking: boolean): VisitorSession {
+  const { first } = row
+  return {
+    id: row.id,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    country: first.country,
+    region: first.region,
+    city: first.city,
+    isp: first.isp,
+    asn: first.asn ? `AS${first.asn}` : '',
+    connectionType: first.connection_type,
+    isHosting: first.is_hosting,
+    isAnonymous: first.is_anonymous,
+    landingPage: first.landing_page,
+    entryPage: first.entry_page,
+    exitPage: row.exit_page,
+    referrer: first.referrer,
+    searchEngine: first.search_engine,
+    searchTerm: first.search_term,
+    utmSource: first.utm_source,
+    utmMedium: first.utm_medium,
+    utmCampaign: first.utm_campaign,
+    utmTerm: first.utm_term,
+    utmContent: first.utm_content,
+    deviceType: first.device_type,
+    browser: first.browser,
+    browserVersion: first.browser_version,
+    os: first.os,
+    osVersion: first.os_version,
+    deviceModel: first.device_model,
+    screenWidth: first.screen_width,
+    screenHeight: first.screen_height,
+    language: first.language,
+    timezone: first.timezone,
+    ...(ipTracking && first.ip ? { ipAddress: first.ip } : {}),
+    // Seconds from start to end (as ClickHouse's dateDiff counts them), or the engaged time the
+    // pixel reported when that is longer (one-page sessions).
+    sessionDurationSeconds: Math.max(
+      wholeSeconds(row.ended_at) - wholeSeconds(row.started_at),
+      Math.floor(row.engaged_ms / 1000),
+    ),
+    pageViewCount: row.page_view_count,
+    maxScrollPercent: row.max_scroll,
+    trackingParams: first.tracking_params,
+  }
+}
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -143,27 +225,41 @@ export interface VisitorProfileOptions {
  */
 export async function getVisitorProfile(
   store: Store,
-  repos: Repositories,
   organizationId: string,
   visitorId: string,
   options: VisitorProfileOptions,
 ): Promise<VisitorProfile | undefined> {
   if (!uuidPattern.test(visitorId) || !uuidPattern.test(organizationId)) return undefined
-  const params = { organizationId, visitorId }
-  const [visitor, sessionRows, pageViews] = await Promise.all([
-    repos.visitors.get({ organization_id: organizationId, id: visitorId }),
-    store.query<SessionRow>(sessionsSql, { ...params, limit: options.sessionLimit ?? 100 }),
-    store.query<PageViewEntry>(pageViewsSql, { ...params, limit: options.pageViewLimit ?? 500 }),
-  ])
+  const rows = await store.query<{ kind: 'visitor' | 'session' | 'page_view'; row: string }>(profileSql, {
+    organizationId,
+    visitorId,
+    sessionLimit: options.sessionLimit ?? 100,
+    pageViewLimit: options.pageViewLimit ?? 500,
+  })
+  let visitor: VisitorFields | undefined
+  const sessionRows: SessionRow[] = []
+  const pageViews: PageViewEntry[] = []
+  for (const { kind, row } of rows) {
+    const value: unknown = JSON.parse(row)
+    if (kind === 'visitor') visitor = value as VisitorFields
+    else if (kind === 'session') sessionRows.push(value as SessionRow)
+    else {
+      const view = value as { url: string; title: string; session_id: string; timestamp: string }
+      pageViews.push({
+        url: view.url,
+        title: view.title,
+        sessionId: view.session_id,
+        visitedAt: view.timestamp,
+      })
+    }
+  }
   if (!visitor && sessionRows.length === 0) return undefined
+  // The branches of a UNION ALL arrive in any order: newest first, as documented.
+  sessionRows.sort((a, b) => Date.parse(b.started_at) - Date.parse(a.started_at))
+  pageViews.sort((a, b) => Date.parse(b.visitedAt) - Date.parse(a.visitedAt))
 
-  const sessions = sessionRows.map(({ companyId: _companyId, asn, ipAddress, ...session }) => ({
-    ...session,
-    asn: asn ? `AS${asn}` : '',
-    ...(options.ipTracking && ipAddress ? { ipAddress } : {}),
-  }))
-  const companyId = visitor?.company_id || sessionRows.find((s) => s.companyId)?.companyId || ''
-  const times = sessionRows.flatMap((s) => [s.startedAt, s.endedAt]).sort()
+  const companyId = visitor?.company_id || sessionRows.find((s) => s.company_id)?.company_id || ''
+  const times = sessionRows.flatMap((s) => [s.started_at, s.ended_at]).sort()
   return {
     id: visitorId,
     organizationId,
@@ -179,7 +275,7 @@ export async function getVisitorProfile(
         }
       : null,
     company: companyId ? { id: companyId } : null,
-    sessions,
+    sessions: sessionRows.map((row) => presentSession(row, options.ipTracking)),
     pageViews,
   }
 }

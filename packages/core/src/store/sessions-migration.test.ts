@@ -8,8 +8,9 @@ import { defaultMigrationsDir, migrate, readMigrations } from './migrate.js'
 import { renderMigration } from './render-ddl.js'
 
 // Migration 0004 replaces the per-column session states with one packed state and rebuilds the
-// sessions table from page_views. A database migrated before it must come out with the same
-// sessions, and a run of 0004 that is repeated (after a crash part-way) must not count twice.
+// sessions table from page_views; 0005 rebuilds it again in smaller granules. A database migrated
+// before them must come out with the same sessions, and a run that is repeated (after a crash
+// part-way) must not count twice.
 const tmp = tempDir('vid-sessions-migration-')
 let store: Store
 
@@ -117,16 +118,22 @@ const expected = [
   },
 ].sort((a, b) => a.session.localeCompare(b.session))
 
-describe('migration 0004 (packed session states)', () => {
-  it('rebuilds the sessions of events ingested before it', async () => {
-    expect((await migrate(store)).applied).toEqual(['0004_packed_sessions.sql'])
+describe('migrations 0004 (packed session states) and 0005 (small session granules)', () => {
+  it('rebuild the sessions of events ingested before them', async () => {
+    expect((await migrate(store)).applied).toEqual(['0004_packed_sessions.sql', '0005_session_granules.sql'])
     expect(await readSessions()).toEqual(expected)
+    const [table] = await store.query<{ engine_full: string }>(
+      "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'sessions'",
+    )
+    expect(table?.engine_full).toMatch(/index_granularity = 256\b/)
   })
 
-  it('counts nothing twice when it runs again, and the view still feeds new events', async () => {
-    const sql = readFileSync(path.join(defaultMigrationsDir, '0004_packed_sessions.sql'), 'utf8')
-    for (const statement of renderMigration(sql, { database: 'default' })) await store.command(statement)
-    expect(await readSessions()).toEqual(expected)
+  it('count nothing twice when they run again, and the view still feeds new events', async () => {
+    for (const name of ['0004_packed_sessions.sql', '0005_session_granules.sql']) {
+      const sql = readFileSync(path.join(defaultMigrationsDir, name), 'utf8')
+      for (const statement of renderMigration(sql, { database: 'default' })) await store.command(statement)
+      expect(await readSessions()).toEqual(expected)
+    }
 
     await store.insert('page_views', [
       pageView({ timestamp: '2026-03-01T10:09:00.000Z', url: 'https://a.test/signup', path: '/signup' }),
