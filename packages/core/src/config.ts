@@ -43,6 +43,8 @@ export const configSchema = z.object({
   CLICKHOUSE_CLUSTER: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9_.-]+$/.test(v), {
     message: 'must be a cluster name (letters, digits, _ . -)',
   }),
+  CLICKHOUSE_SESSIONS: z.coerce.number().int().min(1).max(16).default(4),
+  ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   REDIS_URL: optionalUrl(['redis:', 'rediss:']),
   REDIS_PREFIX: z.string().default('vid:'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -82,7 +84,11 @@ export interface Config {
     password: string | undefined
     database: string
     cluster: string | undefined
+    /** Embedded engine: sessions of the data directory that run queries side by side. */
+    sessions: number
   }
+  /** How long a process serves its in-memory copy of an entity without asking the store. */
+  entityCacheTtlMs: number
   redis: { url: string | undefined; prefix: string }
   logLevel: RawConfig['LOG_LEVEL']
   trustProxy: boolean
@@ -154,7 +160,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       password: c.CLICKHOUSE_PASSWORD,
       database: c.CLICKHOUSE_DATABASE,
       cluster: c.CLICKHOUSE_CLUSTER,
+      sessions: c.CLICKHOUSE_SESSIONS,
     },
+    entityCacheTtlMs: c.ENTITY_CACHE_TTL_MS,
     redis: { url: c.REDIS_URL, prefix: c.REDIS_PREFIX },
     logLevel: c.LOG_LEVEL,
     trustProxy: c.TRUST_PROXY,

@@ -3,7 +3,9 @@ import { parseArgs } from 'node:util'
 import {
   type Config,
   createApiKey,
+  createCoordination,
   createOrganization,
+  createReadModel,
   createRepositories,
   createUser,
   scopes as knownScopes,
@@ -38,12 +40,25 @@ export class UsageError extends Error {
 
 type Out = (line: string) => void
 
+/**
+ * Runs `work` on the store. Writes are announced as a server announces its own (pub/sub, Redis when
+ * REDIS_URL is set), so servers running on the same ClickHouse server drop their copies at once.
+ */
 async function withRepos<T>(config: Config, work: (repos: Repositories) => Promise<T>): Promise<T> {
   const { store, lock } = openStore(config)
+  const coordination = createCoordination({ redisUrl: config.redis.url, prefix: config.redis.prefix })
   try {
     await migrate(store)
-    return await work(createRepositories(store))
+    const reachable = coordination.kind === 'memory' || (await coordination.ping())
+    if (!reachable) {
+      console.warn(
+        'visitor-id: Redis at REDIS_URL is not answering: running servers see this change within ENTITY_CACHE_TTL_MS',
+      )
+    }
+    const readModel = reachable ? createReadModel({ pubsub: coordination.pubsub }) : undefined
+    return await work(createRepositories(store, readModel))
   } finally {
+    await coordination.close()
     await store.close()
     lock?.release()
   }

@@ -99,6 +99,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // Small entities are served from memory; changes reach the other processes through pubsub.
     const readModel = createReadModel({
       pubsub: coordination.pubsub,
+      ttlMs: config.entityCacheTtlMs,
       onError: (error) => logger.warn({ err: error }, 'entity change not announced'),
     })
     await readModel.start()
