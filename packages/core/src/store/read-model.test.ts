@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryCoordination, createRedisCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { newId } from '../ids.js'
+import { organizationRow } from '../testing/rows.js'
 import { tempDir } from '../testing/temp-dir.js'
 import { createStore, type Store } from './client.js'
 import { type OrganizationRow, organizationsTable } from './entities.js'
@@ -29,22 +30,7 @@ afterAll(async () => {
   tmp.remove()
 })
 
-const now = () => new Date().toISOString()
-const organization = (overrides: Partial<OrganizationRow> = {}): OrganizationRow => ({
-  id: newId(),
-  name: 'Acme',
-  domain: 'acme.test',
-  product_type: 'standard',
-  is_agency: false,
-  agency_id: null,
-  partner_id: null,
-  max_overages: null,
-  auto_phone_enrichment: false,
-  created_by_user_id: null,
-  created_at: now(),
-  updated_at: now(),
-  ...overrides,
-})
+const organization = organizationRow
 
 /** The real repository, counting its reads and able to hold them back or fail them. */
 function observed(storeUnder = store) {

@@ -2,9 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../ids.js'
+import { organizationRow } from '../testing/rows.js'
 import { tempDir } from '../testing/temp-dir.js'
 import { createStore, type Store, StoreError } from './client.js'
-import { createRepositories, type OrganizationRow, type Repositories } from './entities.js'
+import { createRepositories, type Repositories } from './entities.js'
 import { appliedMigrations, isMigrated, MigrationError, migrate, readMigrations } from './migrate.js'
 
 // One embedded engine per process: every test in this file shares one data directory.
@@ -23,25 +24,8 @@ afterAll(async () => {
   tmp.remove()
 })
 
+const organization = organizationRow
 const now = () => new Date().toISOString()
-
-function organization(overrides: Partial<OrganizationRow> = {}): OrganizationRow {
-  return {
-    id: newId(),
-    name: 'Acme',
-    domain: 'acme.test',
-    product_type: 'standard',
-    is_agency: false,
-    agency_id: null,
-    partner_id: null,
-    max_overages: null,
-    auto_phone_enrichment: false,
-    created_by_user_id: null,
-    created_at: now(),
-    updated_at: now(),
-    ...overrides,
-  }
-}
 
 describe('migrations', () => {
   it('applies every shipped migration once and records it', async () => {

@@ -1,2 +1,3 @@
 // Helpers for this project's own tests; not part of the service.
+export { organizationRow } from './rows.js'
 export { tempDir } from './temp-dir.js'
