@@ -1,24 +1,17 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { tempDir } from '@visitor-id/core/testing'
-import { type Browser, type BrowserContext, chromium } from 'playwright-core'
+import type { Browser, BrowserContext } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, chromeUserAgent, eventually } from './fixtures/hits.js'
 import { hostilePrelude, type Site, startSite, tagManagerLoader } from './fixtures/site.js'
+import { findChromium, launchChromium } from './support/chromium.js'
 import { type ServerProcess, startServerProcess } from './support/server-process.js'
 
-// The pixel in a real browser (Debian's chromium, driven by playwright-core): a local site loads
-// it once with each install snippet, a visitor clicks through SPA routes, identifies and leaves;
-// the API then shows one visitor, one session, its page views, UTMs, a duration and the email.
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const available = existsSync(executablePath)
-if (!available) {
-  if (process.env.CI === 'true') throw new Error(`Chromium is required in CI: ${executablePath} is missing`)
-  console.warn(
-    `\n*** SKIPPING the browser tests: no Chromium at ${executablePath}. ` +
-      'Install it with `apt-get install -y chromium` (.ci/run does) or set CHROMIUM_PATH. ***\n',
-  )
-}
+// The pixel in a real browser (driven by playwright-core; support/chromium.ts finds one, the
+// bundled @sparticuz/chromium on a machine with none): a local site loads it once with each
+// install snippet, a visitor clicks through SPA routes, identifies and leaves; the API then shows
+// one visitor, one session, its page views, UTMs, a duration and the email.
 
 const data = tempDir('vid-browser-')
 let server: ServerProcess
@@ -135,7 +128,7 @@ async function visit(variant: string, email: string, options: { readCookie?: boo
   return { visitorId: visitorId as string, pageErrors, errors, beacons, hostile }
 }
 
-describe.skipIf(!available)('pixel in a real browser', () => {
+describe('pixel in a real browser', () => {
   beforeAll(async () => {
     server = await startServerProcess({ DATA_DIR: data.dir, INGEST_BATCH_MS: '20' })
     keys = JSON.parse(readFileSync(path.join(data.dir, 'bootstrap.json'), 'utf8'))
@@ -151,20 +144,9 @@ describe.skipIf(!available)('pixel in a real browser', () => {
 vid('identify', { email: 'katherine@example.com' });</script>`,
       },
     })
-    browser = await chromium.launch({
-      executablePath,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    })
+    const found = await findChromium()
+    console.info(`browser tests: ${found.executablePath} (${found.source})`)
+    browser = await launchChromium(found)
   }, 60_000)
 
   afterAll(async () => {
