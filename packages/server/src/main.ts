@@ -5,22 +5,25 @@ import { ConfigError, DataDirLockedError, loadConfig } from '@visitor-id/core'
 import { runAdminCommand, UsageError, usage } from './cli.js'
 import { StartupError, startServer } from './runtime.js'
 
+/** A repeat of the stop signal within this window is the same request, delivered twice. */
+const sameSignalWindowMs = 1000
+
 async function serve(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { role: { type: 'string' } } })
   const config = loadConfig({ ...process.env, ...(values.role ? { ROLE: values.role } : {}) })
   const server = await startServer(config)
   const log = server.app.log
-  log.info({ url: server.url, role: config.role, dataDir: config.dataDir }, 'ready')
-  console.log(`visitor-id is running at ${server.url} (role ${config.role})`)
-  console.log(`bootstrap keys: ${server.bootstrapFile}`)
 
-  let signals = 0
+  let first: { signal: NodeJS.Signals; at: number } | undefined
   const onSignal = (signal: NodeJS.Signals) => {
-    signals += 1
-    if (signals > 1) {
+    if (first) {
+      // Ctrl-C under `npm start` arrives twice within a millisecond: from the terminal (npm and the
+      // server share its process group) and forwarded by npm. That is one request to stop.
+      if (signal === first.signal && Date.now() - first.at < sameSignalWindowMs) return
       log.warn({ signal }, 'second signal: exiting now')
       process.exit(130)
     }
+    first = { signal, at: Date.now() }
     log.info({ signal }, 'shutting down')
     const forced = setTimeout(() => {
       log.error('shutdown took too long: exiting')
@@ -35,8 +38,12 @@ async function serve(args: string[]): Promise<void> {
       },
     )
   }
+  // Before anything says it is ready: a supervisor may send SIGTERM as soon as it hears so.
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  log.info({ url: server.url, role: config.role, dataDir: config.dataDir }, 'ready')
+  console.log(`visitor-id is running at ${server.url} (role ${config.role})`)
+  console.log(`bootstrap keys: ${server.bootstrapFile}`)
 }
 
 async function main(argv: string[]): Promise<void> {
