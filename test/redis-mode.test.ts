@@ -1,26 +1,7 @@
-import net from 'node:net'
 import { tempDir } from '@visitor-id/core/testing'
 import { afterAll, describe, expect, it } from 'vitest'
+import { redisAnswers, redisUrl } from './support/redis.js'
 import { startServerProcess } from './support/server-process.js'
-
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
-
-async function redisAnswers(): Promise<boolean> {
-  const url = new URL(redisUrl)
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: url.hostname, port: Number(url.port || 6379) })
-    socket.setTimeout(1000)
-    socket.once('connect', () => {
-      socket.end()
-      resolve(true)
-    })
-    socket.once('error', () => resolve(false))
-    socket.once('timeout', () => {
-      socket.destroy()
-      resolve(false)
-    })
-  })
-}
 
 const reachable = await redisAnswers()
 if (!reachable && process.env.CI !== 'true') {

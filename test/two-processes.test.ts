@@ -1,0 +1,102 @@
+// Two server processes sharing one store, as in a deployment: both on `CLICKHOUSE_URL` (ClickHouse's
+// HTTP interface in front of the real engine, test/support/clickhouse-http.ts) and on one Redis.
+// Each keeps its own in-memory copies of keys and pixel configs; a change made through one must be
+// seen by the other within a second.
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { tempDir } from '@visitor-id/core/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ClickHouseHttp, startClickHouseHttp } from './support/clickhouse-http.js'
+import { redisAnswers, redisUrl } from './support/redis.js'
+import { killServerProcess, type ServerProcess, startServerProcess } from './support/server-process.js'
+
+const reachable = await redisAnswers()
+if (!reachable && process.env.CI !== 'true') {
+  console.warn(
+    `\n!!! Redis at ${redisUrl} is not reachable: the two-process test is SKIPPED (it runs in CI).\n`,
+  )
+}
+
+const engineDir = tempDir('vid-two-engine-')
+const dirA = tempDir('vid-two-a-')
+const dirB = tempDir('vid-two-b-')
+let clickhouse: ClickHouseHttp | undefined
+let a: ServerProcess | undefined
+let b: ServerProcess | undefined
+let keys: { apiKey: string; organizationId: string }
+
+/** Polls `check` every 5 ms; resolves with the time it took to hold, or fails after a second. */
+async function withinOneSecond(check: () => Promise<boolean>): Promise<number> {
+  const started = Date.now()
+  while (!(await check())) {
+    if (Date.now() - started > 1000) throw new Error('not seen by the other process within 1 s')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  return Date.now() - started
+}
+
+const call = async (server: ServerProcess, route: string, key: string, init: RequestInit = {}) => {
+  const response = await fetch(`${server.url}/api/v1${route}`, {
+    ...init,
+    headers: { 'x-api-key': key, 'content-type': 'application/json', ...init.headers },
+  })
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+}
+
+describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one store and one Redis', () => {
+  beforeAll(async () => {
+    if (!reachable) throw new Error(`Redis at ${redisUrl} is unreachable; CI must run this test`)
+    clickhouse = await startClickHouseHttp(engineDir.dir)
+    const shared = {
+      CLICKHOUSE_URL: clickhouse.url,
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: `vid-test-${randomUUID().slice(0, 8)}:`,
+      ROLE: 'api',
+    }
+    // The first one migrates and bootstraps the empty store; the second finds it ready.
+    a = await startServerProcess({ ...shared, DATA_DIR: dirA.dir })
+    b = await startServerProcess({ ...shared, DATA_DIR: dirB.dir, BOOTSTRAP: 'false' })
+    keys = JSON.parse(readFileSync(path.join(dirA.dir, 'bootstrap.json'), 'utf8'))
+  }, 120_000)
+
+  afterAll(async () => {
+    await killServerProcess(a)
+    await killServerProcess(b)
+    await clickhouse?.close()
+    for (const dir of [engineDir, dirA, dirB]) dir.remove()
+  })
+
+  it('a key revoked through one process is refused by the other within a second', async () => {
+    const created = await call(a!, `/organization/${keys.organizationId}/api-keys`, keys.apiKey, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'two-process', scopes: ['read'] }),
+    })
+    expect(created.status).toBe(200)
+    const plainKey = created.body.plainKey as string
+    const keyId = (created.body.apiKey as { id: string }).id
+    // The other process now holds the key in memory (for 30 s).
+    expect((await call(b!, '/ping', plainKey)).status).toBe(200)
+    expect((await call(b!, '/ping', plainKey)).status).toBe(200)
+
+    const revoked = await call(a!, `/organization/${keys.organizationId}/api-keys/${keyId}`, keys.apiKey, {
+      method: 'DELETE',
+    })
+    expect(revoked.body).toEqual({ success: true })
+    const after = await withinOneSecond(async () => (await call(b!, '/ping', plainKey)).status === 401)
+    expect(after).toBeLessThan(1000)
+  })
+
+  it('a pixel config changed through one process is served by the other within a second', async () => {
+    const route = `/visitor-tracking/${keys.organizationId}`
+    const formCapture = async () =>
+      ((await call(b!, route, keys.apiKey)).body.pixelConfig as { formCapture: boolean }).formCapture
+    expect(await formCapture()).toBe(false)
+    const changed = await call(a!, `${route}/pixel-config`, keys.apiKey, {
+      method: 'PUT',
+      body: JSON.stringify({ formCapture: true }),
+    })
+    expect(changed.status).toBe(200)
+    expect(await withinOneSecond(async () => (await formCapture()) === true)).toBeLessThan(1000)
+  })
+})
