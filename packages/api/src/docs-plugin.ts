@@ -1,7 +1,7 @@
-import type { Config } from '@visitor-id/core'
+import type { Config, EndpointDoc } from '@visitor-id/core'
 import type { FastifyPluginAsync } from 'fastify'
 import { renderDocsPage } from './docs-page.js'
-import { buildOpenApiDocument, type EndpointDoc } from './openapi.js'
+import { buildOpenApiDocument } from './openapi.js'
 import { routes } from './routes/index.js'
 
 export interface ApiDocsPluginOptions {

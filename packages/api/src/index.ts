@@ -3,7 +3,6 @@ export { renderDocsPage } from './docs-page.js'
 export { type ApiDocsPluginOptions, apiDocsPlugin } from './docs-plugin.js'
 export {
   buildOpenApiDocument,
-  type EndpointDoc,
   type ErrorCodeDoc,
   type OpenApiDocument,
   type OpenApiOperation,

@@ -2,7 +2,7 @@
 // of the service documents (tracker, health, metrics): the same zod schemas that validate requests
 // and shape replies. Never edited by hand, never committed: every server builds its own from its
 // configuration (the rate limit, whether /metrics takes a token).
-import { type ErrorCode, errorCatalogue, reservedFor } from '@visitor-id/core'
+import { type EndpointDoc, type ErrorCode, errorCatalogue, reservedFor } from '@visitor-id/core'
 import { z } from 'zod'
 import type { Route } from './route-definition.js'
 import { errorBodySchema } from './schemas/common.js'
@@ -63,45 +63,6 @@ export interface OpenApiDocument {
   }
   /** The whole error catalogue, reserved codes marked. */
   'x-error-codes': ErrorCodeDoc[]
-}
-
-/**
- * An endpoint outside the route table (the tracker's, health, metrics), documented beside the
- * API. Other packages build these from their own zod schemas, so a change there shows here.
- */
-export interface EndpointDoc {
-  operationId: string
-  method: 'GET' | 'POST'
-  /** OpenAPI style, from the root: `/c/{trackingKey}`. */
-  path: string
-  tag: string
-  summary: string
-  description: string
-  /** A bearer token the endpoint requires (a security scheme of that name is added). */
-  bearer?: { scheme: string; description: string }
-  params?: z.ZodType
-  query?: z.ZodType
-  /** Request headers worth documenting (zod object of lowercase names). */
-  headers?: z.ZodType
-  body?: { contentTypes: readonly string[]; schema: z.ZodType }
-  responses: readonly {
-    status: number
-    description: string
-    contentType?: string
-    schema?: z.ZodType
-    headers?: Record<string, string>
-  }[]
-  /** Every error code the endpoint may answer. */
-  errors: readonly ErrorCode[]
-  /** Headers some error statuses carry: `{ 503: { 'Retry-After': 'Seconds to wait' } }`. */
-  errorHeaders?: Record<number, Record<string, string>>
-  /** A request that works: the docs' curl example. */
-  example: {
-    params?: Record<string, string>
-    query?: Record<string, string>
-    headers?: Record<string, string>
-    body?: unknown
-  }
 }
 
 export interface OpenApiOptions {

@@ -18,6 +18,7 @@ export {
   type RateLimiterOptions,
   type RateLimitResult,
 } from './coordination/index.js'
+export type { EndpointDoc } from './endpoint-doc.js'
 export { AppError, appError, type ErrorCode, type ErrorEntry, errorCatalogue, reservedFor } from './errors.js'
 export { type ErrorBody, toErrorBody } from './http-errors.js'
 export { newId, nextVersion, randomToken, safeEqual, sha256Hex } from './ids.js'

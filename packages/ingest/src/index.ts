@@ -53,7 +53,6 @@ export {
   metricsPlugin,
 } from './metrics.js'
 export {
-  type IngestEndpointDoc,
   metricsEndpointDoc,
   operationsTag,
   trackingEndpointDocs,

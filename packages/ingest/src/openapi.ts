@@ -1,40 +1,9 @@
 // What ingest serves, described for the service's OpenAPI document and /docs, from the same zod
-// schemas that validate hits. The API package renders these (the server hands them over), so the
-// types here mirror its `EndpointDoc` without depending on it.
-import type { ErrorCode } from '@visitor-id/core'
+// schemas that validate hits. The API package renders these (the server hands them over).
+import type { EndpointDoc } from '@visitor-id/core'
 import { kFormCapture, kRespectPrivacy, wire, wireEvents } from '@visitor-id/pixel'
 import { z } from 'zod'
 import { hitBatchSchema, hitSchema } from './collect-schema.js'
-
-/** An endpoint as the API's docs plugin takes it (structurally its `EndpointDoc`). */
-export interface IngestEndpointDoc {
-  operationId: string
-  method: 'GET' | 'POST'
-  path: string
-  tag: string
-  summary: string
-  description: string
-  bearer?: { scheme: string; description: string }
-  params?: z.ZodType
-  query?: z.ZodType
-  headers?: z.ZodType
-  body?: { contentTypes: readonly string[]; schema: z.ZodType }
-  responses: readonly {
-    status: number
-    description: string
-    contentType?: string
-    schema?: z.ZodType
-    headers?: Record<string, string>
-  }[]
-  errors: readonly ErrorCode[]
-  errorHeaders?: Record<number, Record<string, string>>
-  example: {
-    params?: Record<string, string>
-    query?: Record<string, string>
-    headers?: Record<string, string>
-    body?: unknown
-  }
-}
 
 export const trackingTag = 'Tracking'
 export const operationsTag = 'Operations'
@@ -81,7 +50,7 @@ const retryAfter = { 503: { 'Retry-After': 'Seconds to wait before retrying (30)
  * The tracker's endpoints: /p.js, /c/{trackingKey}, /collect and /i.gif.
  * @example await app.register(apiDocsPlugin, { config, endpoints: trackingEndpointDocs() })
  */
-export function trackingEndpointDocs(): IngestEndpointDoc[] {
+export function trackingEndpointDocs(): EndpointDoc[] {
   const hit = describedHit()
   return [
     {
@@ -217,7 +186,7 @@ export function trackingEndpointDocs(): IngestEndpointDoc[] {
  * GET /metrics as this server protects it: with a token (METRICS_TOKEN), or loopback only.
  * @example metricsEndpointDoc({ token: config.metricsToken !== undefined })
  */
-export function metricsEndpointDoc(options: { token: boolean }): IngestEndpointDoc {
+export function metricsEndpointDoc(options: { token: boolean }): EndpointDoc {
   return {
     operationId: 'metrics',
     method: 'GET',

@@ -1,8 +1,9 @@
-import { apiDocsPlugin, apiPlugin, type EndpointDoc } from '@visitor-id/api'
+import { apiDocsPlugin, apiPlugin } from '@visitor-id/api'
 import {
   appError,
   type Config,
   type Coordination,
+  type EndpointDoc,
   isMigrated,
   type Migration,
   type Repositories,
