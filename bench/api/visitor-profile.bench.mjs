@@ -94,7 +94,9 @@ async function prepare(dataDir) {
     for (const table of ['page_views', 'sessions', 'visitors'])
       await store.command(`OPTIMIZE TABLE ${table} FINAL`)
     const [{ n }] = await store.query('SELECT count() AS n FROM page_views')
-    const [{ s }] = await store.query('SELECT uniqExact(session_id) AS s FROM sessions')
+    const [{ s }] = await store.query(
+      "SELECT uniqExact(session_id) AS s FROM sessions WHERE session_id != toUUID('00000000-0000-0000-0000-000000000000')",
+    )
     log(`inserted ${n} page views in ${((Date.now() - started) / 1000).toFixed(1)} s (${s} sessions)`)
     return { ...result.bootstrap, pageViewCount: n, sessionCount: s }
   } finally {

@@ -120,6 +120,36 @@ describe('getVisitorProfile', () => {
     expect(Date.parse(profile!.lastSeenAt)).toBe(Date.parse('2026-03-02T08:00:00.000Z'))
   })
 
+  it('shows the latest version of the visitor row, and none once it is deleted', async () => {
+    const repos = createRepositories(store)
+    const row = (await repos.visitors.get({ organization_id: org, id: visitor }))!
+    await repos.visitors.save({ ...row, first_name: 'Augusta', updated_at: new Date().toISOString() })
+    expect((await getVisitorProfile(counted, org, visitor, { ipTracking: true }))?.contact).toMatchObject({
+      email: 'ada@example.com',
+      firstName: 'Augusta',
+    })
+    await repos.visitors.remove({ organization_id: org, id: visitor })
+    const profile = await getVisitorProfile(counted, org, visitor, { ipTracking: true })
+    expect(profile?.contact).toBeNull()
+    expect(profile?.sessions).toHaveLength(2)
+    await repos.visitors.save(row)
+  })
+
+  it('keeps the newest page views across sessions within the limits', async () => {
+    const profile = await getVisitorProfile(counted, org, visitor, {
+      ipTracking: true,
+      sessionLimit: 1,
+      pageViewLimit: 5,
+    })
+    expect(profile?.sessions.map((s) => s.id)).toEqual([late])
+    expect(profile?.pageViews.map((p) => p.url)).toEqual(['https://shop.test/docs'])
+    const limited = await getVisitorProfile(counted, org, visitor, { ipTracking: true, pageViewLimit: 2 })
+    expect(limited?.pageViews.map((p) => p.url)).toEqual([
+      'https://shop.test/docs',
+      'https://shop.test/pricing',
+    ])
+  })
+
   it('leaves out the IP where the organization keeps none, and knows no other tenant', async () => {
     const profile = await getVisitorProfile(counted, org, visitor, { ipTracking: false })
     expect(profile?.sessions.every((s) => !('ipAddress' in s))).toBe(true)

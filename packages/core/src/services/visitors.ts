@@ -100,7 +100,11 @@ interface FirstPageView {
   device_model: string
 }
 
-interface SessionRow {
+/** The id of a visitor's identity row in `sessions` (migration 0005). */
+const identitySessionId = '00000000-0000-0000-0000-000000000000'
+
+/** A row of `sessions` as the profile reads it: a session, or the visitor's identity row. */
+interface TimelineRow {
   id: string
   started_at: string
   ended_at: string
@@ -110,6 +114,10 @@ interface SessionRow {
   engaged_ms: number
   max_scroll: number
   company_id: string
+  /** The session's page views: [time, URL, title]. */
+  views: [string, string, string][]
+  /** On the identity row: the latest version of the visitors row, as JSON ('' elsewhere). */
+  identity: string
 }
 
 type VisitorFields = Pick<
@@ -123,46 +131,29 @@ type VisitorFields = Pick<
   | 'identified_at'
   | 'first_seen_at'
   | 'last_seen_at'
->
+> & { is_deleted: number }
 
 /**
- * The whole profile in one statement: the visitor row, its sessions and its page views, each row as
- * `{kind, row}` with the row in JSON. The embedded engine runs one statement at a cost per table read
- * and per column read, so each part reads the fewest columns: a session's first-page-view fields are
- * one packed tuple, finalized under FINAL (one merge per session, no GROUP BY), and read whole;
- * extracting its 30 fields in SQL costs more than the rest of the query together.
+ * The whole profile in one read of one table: `sessions` holds each session with its page views,
+ * and the visitor's identity row (migration 0005). The embedded engine charges for every table and
+ * column a statement reads, so the profile reads one table, and the first-page-view fields as one
+ * packed tuple read whole: extracting its 30 fields in SQL costs more than the rest of the query.
+ * FINAL merges each row's states once, without a GROUP BY. The identity row sorts first.
  */
 const profileSql = `
-SELECT 'visitor' AS kind, formatRowNoNewline('JSONEachRow', email, first_name, last_name, job_title,
-  linkedin_url, company_id, identified_at, first_seen_at, last_seen_at) AS row
-FROM visitors FINAL
-WHERE organization_id = {organizationId:UUID} AND id = {visitorId:UUID}
-UNION ALL
-SELECT 'session', formatRowNoNewline('JSONEachRow', id, started_at, ended_at, first, exit_page,
-  page_view_count, engaged_ms, max_scroll, company_id)
-FROM (
-  SELECT toString(session_id) AS id, started_at, ended_at,
-    finalizeAggregation(first_page_view) AS first, finalizeAggregation(exit_page) AS exit_page,
-    page_view_count, engaged_ms, max_scroll, finalizeAggregation(company_id) AS company_id
-  FROM sessions FINAL
-  WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}
-  ORDER BY started_at DESC
-  LIMIT {sessionLimit:UInt32}
-)
-UNION ALL
-SELECT 'page_view', formatRowNoNewline('JSONEachRow', url, title, session_id, timestamp)
-FROM (
-  SELECT url, title, toString(session_id) AS session_id, timestamp
-  FROM page_views
-  WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID} AND type = 'pageview'
-  ORDER BY timestamp DESC
-  LIMIT {pageViewLimit:UInt32}
-)`
+SELECT toString(session_id) AS id, started_at, ended_at,
+  finalizeAggregation(first_page_view) AS first, finalizeAggregation(exit_page) AS exit_page,
+  page_view_count, engaged_ms, max_scroll, finalizeAggregation(company_id) AS company_id,
+  finalizeAggregation(views) AS views, finalizeAggregation(identity) AS identity
+FROM sessions FINAL
+WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}
+ORDER BY session_id = toUUID('${identitySessionId}') DESC, started_at DESC
+LIMIT {rowLimit:UInt32}`
 
 const wholeSeconds = (timestamp: string) => Math.floor(Date.parse(timestamp) / 1000)
 
 /** A session as the API shows it, from its row; the IP only where the organization keeps IPs. */
-function presentSession(row: SessionRow, ipTracking: boolean): VisitorSession {
+function presentSession(row: TimelineRow, ipTracking: boolean): VisitorSession {
   const { first } = row
   return {
     id: row.id,
@@ -230,33 +221,29 @@ export async function getVisitorProfile(
   options: VisitorProfileOptions,
 ): Promise<VisitorProfile | undefined> {
   if (!uuidPattern.test(visitorId) || !uuidPattern.test(organizationId)) return undefined
-  const rows = await store.query<{ kind: 'visitor' | 'session' | 'page_view'; row: string }>(profileSql, {
+  const sessionLimit = options.sessionLimit ?? 100
+  const rows = await store.query<TimelineRow>(profileSql, {
     organizationId,
     visitorId,
-    sessionLimit: options.sessionLimit ?? 100,
-    pageViewLimit: options.pageViewLimit ?? 500,
+    rowLimit: sessionLimit + 1,
   })
   let visitor: VisitorFields | undefined
-  const sessionRows: SessionRow[] = []
-  const pageViews: PageViewEntry[] = []
-  for (const { kind, row } of rows) {
-    const value: unknown = JSON.parse(row)
-    if (kind === 'visitor') visitor = value as VisitorFields
-    else if (kind === 'session') sessionRows.push(value as SessionRow)
-    else {
-      const view = value as { url: string; title: string; session_id: string; timestamp: string }
-      pageViews.push({
-        url: view.url,
-        title: view.title,
-        sessionId: view.session_id,
-        visitedAt: view.timestamp,
-      })
+  const sessionRows: TimelineRow[] = []
+  for (const row of rows) {
+    if (row.id !== identitySessionId) sessionRows.push(row)
+    else if (row.identity) {
+      const identity = JSON.parse(row.identity) as VisitorFields
+      if (!identity.is_deleted) visitor = identity
     }
   }
   if (!visitor && sessionRows.length === 0) return undefined
-  // The branches of a UNION ALL arrive in any order: newest first, as documented.
-  sessionRows.sort((a, b) => Date.parse(b.started_at) - Date.parse(a.started_at))
-  pageViews.sort((a, b) => Date.parse(b.visitedAt) - Date.parse(a.visitedAt))
+  sessionRows.splice(sessionLimit)
+  const pageViews: PageViewEntry[] = sessionRows
+    .flatMap((session) =>
+      session.views.map(([visitedAt, url, title]) => ({ url, title, sessionId: session.id, visitedAt })),
+    )
+    .sort((a, b) => Date.parse(b.visitedAt) - Date.parse(a.visitedAt))
+    .slice(0, options.pageViewLimit ?? 500)
 
   const companyId = visitor?.company_id || sessionRows.find((s) => s.company_id)?.company_id || ''
   const times = sessionRows.flatMap((s) => [s.started_at, s.ended_at]).sort()

@@ -36,7 +36,9 @@ const readSessions = () =>
       first.landing_page AS landing, first.entry_page AS entry,
       first.country AS country, first.utm_source AS utm, first.asn AS asn, first.tracking_params AS params,
       argMaxMerge(exit_page) AS exit, argMaxMerge(company_id) AS company
-     FROM sessions WHERE organization_id = {org:UUID} GROUP BY session_id ORDER BY session`,
+     FROM sessions
+     WHERE organization_id = {org:UUID} AND session_id != toUUID('00000000-0000-0000-0000-000000000000')
+     GROUP BY session_id ORDER BY session`,
     { org },
   )
 
@@ -65,6 +67,12 @@ beforeAll(async () => {
       path: '/pricing',
       company_id: 'acme',
     }),
+  ])
+  // An identified visitor, in two versions of its row.
+  const identified = { id: visitor, organization_id: org, first_seen_at: '2026-03-01T10:00:00.000Z' }
+  await store.insert('visitors', [
+    { ...identified, email: 'old@a.test', last_seen_at: '2026-03-01T10:00:00.000Z', version: 1 },
+    { ...identified, email: 'ada@a.test', last_seen_at: '2026-03-01T10:02:00.000Z', version: 2 },
   ])
   await store.insert('page_views', [
     pageView({
@@ -120,16 +128,24 @@ const expected = [
 
 describe('migrations 0004 (packed session states) and 0005 (small session granules)', () => {
   it('rebuild the sessions of events ingested before them', async () => {
-    expect((await migrate(store)).applied).toEqual(['0004_packed_sessions.sql', '0005_session_granules.sql'])
+    expect((await migrate(store)).applied).toEqual(['0004_packed_sessions.sql', '0005_visitor_timeline.sql'])
     expect(await readSessions()).toEqual(expected)
     const [table] = await store.query<{ engine_full: string }>(
       "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'sessions'",
     )
     expect(table?.engine_full).toMatch(/index_granularity = 256\b/)
+    // The visitor's identity row, from the latest version of its row.
+    const [identity] = await store.query<{ identity: string }>(
+      `SELECT finalizeAggregation(identity) AS identity FROM sessions FINAL
+       WHERE organization_id = {org:UUID} AND visitor_id = {visitor:UUID}
+         AND session_id = toUUID('00000000-0000-0000-0000-000000000000')`,
+      { org, visitor },
+    )
+    expect(JSON.parse(identity!.identity)).toMatchObject({ email: 'ada@a.test', is_deleted: 0 })
   })
 
   it('count nothing twice when they run again, and the view still feeds new events', async () => {
-    for (const name of ['0004_packed_sessions.sql', '0005_session_granules.sql']) {
+    for (const name of ['0004_packed_sessions.sql', '0005_visitor_timeline.sql']) {
       const sql = readFileSync(path.join(defaultMigrationsDir, name), 'utf8')
       for (const statement of renderMigration(sql, { database: 'default' })) await store.command(statement)
       expect(await readSessions()).toEqual(expected)
