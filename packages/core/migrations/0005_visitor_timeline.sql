@@ -8,7 +8,8 @@
 -- * `identity`: one row per identified visitor, with the nil session id, holding the latest version
 --   of its `visitors` row as JSON (argMax by version). `visitor_identity_mv` writes it on every
 --   write to `visitors`, which stays the entity and the only place visitors are written; a
---   tombstone carries `is_deleted`. Readers of sessions as sessions skip the nil session id
+--   tombstone carries `is_deleted`. On a cluster, versions written on different nodes can sit in
+--   different shards' rows: readers take the highest `version` among the identity rows. Readers of sessions as sessions skip the nil session id
 --   (`session_id != toUUID('00000000-0000-0000-0000-000000000000')`).
 -- * granules of 256 rows instead of 8,192: a profile reads one visitor's few rows, and FINAL
 --   deserializes the aggregate states of every row of the granules it touches (33 ms of CPU per
@@ -117,8 +118,8 @@ SELECT
   max(updated_at) AS started_at,
   argMaxState(toJSONString(CAST((
     email, first_name, last_name, job_title, linkedin_url, company_id, identified_at,
-    first_seen_at, last_seen_at, is_deleted
-  ), 'Tuple(email String, first_name String, last_name String, job_title String, linkedin_url String, company_id String, identified_at Nullable(DateTime64(3, \'UTC\')), first_seen_at DateTime64(3, \'UTC\'), last_seen_at DateTime64(3, \'UTC\'), is_deleted UInt8)')), version) AS identity
+    first_seen_at, last_seen_at, is_deleted, version
+  ), 'Tuple(email String, first_name String, last_name String, job_title String, linkedin_url String, company_id String, identified_at Nullable(DateTime64(3, \'UTC\')), first_seen_at DateTime64(3, \'UTC\'), last_seen_at DateTime64(3, \'UTC\'), is_deleted UInt8, version UInt64)')), version) AS identity
 FROM visitors
 GROUP BY organization_id, id;
 
@@ -158,7 +159,7 @@ SELECT
   max(updated_at) AS started_at,
   argMaxState(toJSONString(CAST((
     email, first_name, last_name, job_title, linkedin_url, company_id, identified_at,
-    first_seen_at, last_seen_at, is_deleted
-  ), 'Tuple(email String, first_name String, last_name String, job_title String, linkedin_url String, company_id String, identified_at Nullable(DateTime64(3, \'UTC\')), first_seen_at DateTime64(3, \'UTC\'), last_seen_at DateTime64(3, \'UTC\'), is_deleted UInt8)')), version) AS identity
+    first_seen_at, last_seen_at, is_deleted, version
+  ), 'Tuple(email String, first_name String, last_name String, job_title String, linkedin_url String, company_id String, identified_at Nullable(DateTime64(3, \'UTC\')), first_seen_at DateTime64(3, \'UTC\'), last_seen_at DateTime64(3, \'UTC\'), is_deleted UInt8, version UInt64)')), version) AS identity
 FROM visitors
 GROUP BY organization_id, id;

@@ -102,6 +102,8 @@ interface FirstPageView {
 
 /** The id of a visitor's identity row in `sessions` (migration 0005). */
 const identitySessionId = '00000000-0000-0000-0000-000000000000'
+/** Room for the identity rows ahead of the sessions: one, or one per shard on a cluster. */
+const identityRowsMax = 16
 
 /** A row of `sessions` as the profile reads it: a session, or the visitor's identity row. */
 interface TimelineRow {
@@ -131,7 +133,7 @@ type VisitorFields = Pick<
   | 'identified_at'
   | 'first_seen_at'
   | 'last_seen_at'
-> & { is_deleted: number }
+> & { is_deleted: number; version: number | string }
 
 /**
  * The whole profile in one read of one table: `sessions` holds each session with its page views,
@@ -225,17 +227,21 @@ export async function getVisitorProfile(
   const rows = await store.query<TimelineRow>(profileSql, {
     organizationId,
     visitorId,
-    rowLimit: sessionLimit + 1,
+    // Identity rows sort first: one, or one per shard that holds a version on a cluster.
+    rowLimit: sessionLimit + identityRowsMax,
   })
-  let visitor: VisitorFields | undefined
+  // The latest version of the visitor row: on a cluster, versions written on different nodes can
+  // come from different shards as separate identity rows.
+  let latest: VisitorFields | undefined
   const sessionRows: TimelineRow[] = []
   for (const row of rows) {
     if (row.id !== identitySessionId) sessionRows.push(row)
     else if (row.identity) {
       const identity = JSON.parse(row.identity) as VisitorFields
-      if (!identity.is_deleted) visitor = identity
+      if (!latest || Number(identity.version) > Number(latest.version)) latest = identity
     }
   }
+  const visitor = latest && !latest.is_deleted ? latest : undefined
   if (!visitor && sessionRows.length === 0) return undefined
   sessionRows.splice(sessionLimit)
   const pageViews: PageViewEntry[] = sessionRows
