@@ -140,7 +140,8 @@ type VisitorFields = Pick<
  * and the visitor's identity row (migration 0005). The embedded engine charges for every table and
  * column a statement reads, so the profile reads one table, and the first-page-view fields as one
  * packed tuple read whole: extracting its 30 fields in SQL costs more than the rest of the query.
- * FINAL merges each row's states once, without a GROUP BY. The identity row sorts first.
+ * FINAL merges each row's states once, without a GROUP BY. The identity row sorts first. One thread:
+ * a handful of rows gains nothing from a second one, and pays for starting it.
  */
 const profileSql = `
 SELECT toString(session_id) AS id, started_at, ended_at,
@@ -150,7 +151,8 @@ SELECT toString(session_id) AS id, started_at, ended_at,
 FROM sessions FINAL
 WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}
 ORDER BY session_id = toUUID('${identitySessionId}') DESC, started_at DESC
-LIMIT {rowLimit:UInt32}`
+LIMIT {rowLimit:UInt32}
+SETTINGS max_threads = 1`
 
 const wholeSeconds = (timestamp: string) => Math.floor(Date.parse(timestamp) / 1000)
 
