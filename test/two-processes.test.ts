@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir } from '@visitor-id/core/testing'
+import { tempDir, timeUntil } from '@visitor-id/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ClickHouseHttp, startClickHouseHttp } from './support/clickhouse-http.js'
 import { redisAnswers, redisUrl } from './support/redis.js'
@@ -25,16 +25,6 @@ let clickhouse: ClickHouseHttp | undefined
 let a: ServerProcess | undefined
 let b: ServerProcess | undefined
 let keys: { apiKey: string; organizationId: string }
-
-/** Polls `check` every 5 ms; resolves with the time it took to hold, or fails after a second. */
-async function withinOneSecond(check: () => Promise<boolean>): Promise<number> {
-  const started = Date.now()
-  while (!(await check())) {
-    if (Date.now() - started > 1000) throw new Error('not seen by the other process within 1 s')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-  return Date.now() - started
-}
 
 const call = async (server: ServerProcess, route: string, key: string, init: RequestInit = {}) => {
   const response = await fetch(`${server.url}/api/v1${route}`, {
@@ -83,7 +73,7 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
       method: 'DELETE',
     })
     expect(revoked.body).toEqual({ success: true })
-    const after = await withinOneSecond(async () => (await call(b!, '/ping', plainKey)).status === 401)
+    const after = await timeUntil(async () => (await call(b!, '/ping', plainKey)).status === 401, 1000)
     expect(after).toBeLessThan(1000)
   })
 
@@ -97,6 +87,6 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
       body: JSON.stringify({ formCapture: true }),
     })
     expect(changed.status).toBe(200)
-    expect(await withinOneSecond(async () => (await formCapture()) === true)).toBeLessThan(1000)
+    expect(await timeUntil(async () => (await formCapture()) === true, 1000)).toBeLessThan(1000)
   })
 })

@@ -11,6 +11,7 @@ import {
   type ReadModel,
   type Repositories,
 } from '@visitor-id/core'
+import { timeUntil } from '@visitor-id/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Harness, startHarness } from './testing/harness.js'
 import { expectRateLimiting } from './testing/rate-limit-checks.js'
@@ -73,16 +74,6 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('the API on Redis', () 
     return { repos: createRepositories(h.store, readModel), readModel }
   }
 
-  /** Polls `check` until it holds; fails after a second. */
-  async function withinOneSecond(check: () => Promise<boolean>): Promise<number> {
-    const started = Date.now()
-    while (!(await check())) {
-      if (Date.now() - started > 1000) throw new Error('not seen within 1 s')
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
-    return Date.now() - started
-  }
-
   it('revokes a key in every process at once', async () => {
     const { id, plainKey } = await h.createKey(h.boot.organizationId, ['read'])
     // The other process has the key in memory (for 30 s), so only the announcement can make it refuse now.
@@ -96,11 +87,13 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('the API on Redis', () 
       })
       expect(revoked.json()).toEqual({ success: true })
       expect((await h.request({ method: 'GET', url: '/api/v1/ping', key: plainKey })).statusCode).toBe(401)
-      const refusedAfter = await withinOneSecond(() =>
-        keys.authenticate('organization', plainKey).then(
-          () => false,
-          () => true,
-        ),
+      const refusedAfter = await timeUntil(
+        () =>
+          keys.authenticate('organization', plainKey).then(
+            () => false,
+            () => true,
+          ),
+        1000,
       )
       expect(refusedAfter).toBeLessThan(1000)
     } finally {
@@ -120,7 +113,7 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('the API on Redis', () 
         payload: { formCapture: true },
       })
       expect(response.statusCode).toBe(200)
-      await withinOneSecond(async () => (await byTrackingKey())?.form_capture === true)
+      await timeUntil(async () => (await byTrackingKey())?.form_capture === true, 1000)
     } finally {
       await readModel.close()
     }
