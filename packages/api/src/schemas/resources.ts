@@ -132,7 +132,7 @@ export const visitorProfileSchema = z.object({
   sessions: z.array(sessionSchema).describe('Newest first (at most 100)'),
   pageViews: z
     .array(z.object({ url: z.string(), title: z.string(), sessionId: z.string(), visitedAt: timestamp }))
-    .describe('Newest first (at most 500)'),
+    .describe('Newest first (at most 500, from the sessions listed)'),
   phoneNumber: z.string().optional().describe('Only once the organization has unlocked the phone'),
   phoneNumberSearchStatus: z
     .enum(['not_started', 'ongoing', 'found', 'not_found', 'error'])
