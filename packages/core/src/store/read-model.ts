@@ -33,8 +33,6 @@ export interface ReadModel {
   ): EntityRepository<Row>
   /** Listens for other processes' changes; call once before serving. */
   start(): Promise<void>
-  /** Drops every copy of a table in this process. */
-  invalidate(table: string): void
   close(): Promise<void>
 }
 
@@ -83,6 +81,7 @@ export function createReadModel(options: ReadModelOptions): ReadModel {
     return copies
   }
 
+  /** Drops every copy of a table in this process (its own write, or another process's message). */
   const invalidate = (table: string) => {
     const copies = copiesOf(table)
     copies.generation += 1
@@ -167,8 +166,6 @@ export function createReadModel(options: ReadModelOptions): ReadModel {
         if (from !== origin && table) invalidate(table)
       })
     },
-
-    invalidate,
 
     async close() {
       await unsubscribe?.()
