@@ -84,6 +84,11 @@ const READERS: Record<FactKey, (facts: Facts) => unknown> = {
   icp_score: (f) => f.icp_score,
   is_hosting: (f) => f.is_hosting,
   is_anonymous: (f) => f.is_anonymous,
+  company_country: (f) => f.company_country,
+  revenue_range: (f) => f.revenue_range,
+  seniority: (f) => f.seniority,
+  department: (f) => f.department,
+  contact_country: (f) => f.contact_country,
 }
 
 const TEXT_OPS: Partial<Record<Comparator, Op>> = {

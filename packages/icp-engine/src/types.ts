@@ -1,4 +1,7 @@
-/** Every condition type of the rule language, in the order the spec lists them. */
+/**
+ * Every condition type of the rule language: the spec's, in the order it lists them, then the
+ * types the organization-level filter vocabulary needs that the spec's list lacks.
+ */
 export const CONDITION_TYPES = [
   'utm_source',
   'utm_medium',
@@ -27,6 +30,11 @@ export const CONDITION_TYPES = [
   'icp_score',
   'is_hosting',
   'is_anonymous',
+  'company_country',
+  'revenue_range',
+  'seniority',
+  'department',
+  'contact_country',
 ] as const
 
 export type ConditionType = (typeof CONDITION_TYPES)[number]

@@ -47,6 +47,11 @@ export const TEST_COLUMNS: TestColumn[] = [
   col('persona_match', 'Nullable(UInt8)', 'boolean'),
   col('is_hosting', 'Bool', 'boolean'),
   col('is_anonymous', 'Nullable(Bool)', 'boolean'),
+  col('company_country', 'String', 'string'),
+  col('revenue_range', 'Nullable(String)', 'string'),
+  col('seniority', 'LowCardinality(String)', 'string'),
+  col('department', 'Array(String)', 'string'),
+  col('contact_country', 'Nullable(String)', 'string'),
 ]
 
 export const SQL_COLUMNS: SqlColumns = Object.fromEntries(
