@@ -1,7 +1,7 @@
 // The tenant and scope matrix, built from the route table: a route added to the table is checked
 // here without anyone writing a line, and a route cannot be registered outside the table (see
 // openapi.test.ts).
-import { createPartner, revokeApiKey, type Scope } from '@visitor-id/core'
+import { createPartner, createPartnerKey, revokeApiKey, revokePartnerKey, type Scope } from '@visitor-id/core'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildOpenApiDocument } from './openapi.js'
@@ -11,13 +11,15 @@ import { createValidator, expectDocumented } from './testing/documented.js'
 import { errorBody, type Harness, startHarness } from './testing/harness.js'
 
 let h: Harness
+type KeyKind = Route['auth']
 const keys = {} as {
-  revoked: string
-  expired: string
+  revoked: Record<KeyKind, string>
+  expired: Record<KeyKind, string>
   otherTenant: string
   otherTenantOrganizationId: string
   otherPartner: string
-  lacking: Record<Scope, string>
+  /** Per key kind, a key holding everything but the scope. */
+  lacking: Record<KeyKind, Record<Scope, string>>
 }
 let visitorId: string
 const document = buildOpenApiDocument(routes)
@@ -26,14 +28,25 @@ const ajv = createValidator()
 beforeAll(async () => {
   h = await startHarness()
   const organizationId = h.boot.organizationId
+  const partnerId = h.boot.partnerId
+  const partnerKey = (scopes: Scope[], expiresAt?: string) =>
+    // An expired key is made as if it were created before its expiry.
+    createPartnerKey(h.repos, { partnerId, name: 'matrix', scopes, expiresAt }, Date.parse('2019-01-01'))
   const revoked = await h.createKey(organizationId, ['admin'])
   await revokeApiKey(h.repos, organizationId, revoked.id)
-  keys.revoked = revoked.plainKey
-  keys.expired = (await h.createKey(organizationId, ['admin'], '2020-01-01T00:00:00.000Z')).plainKey
+  const revokedPartner = await partnerKey(['admin'])
+  await revokePartnerKey(h.repos, partnerId, revokedPartner.apiKey.id)
+  keys.revoked = { organization: revoked.plainKey, partner: revokedPartner.plainKey }
+  const expired = '2020-01-01T00:00:00.000Z'
+  keys.expired = {
+    organization: (await h.createKey(organizationId, ['admin'], expired)).plainKey,
+    partner: (await partnerKey(['admin'], expired)).plainKey,
+  }
   const tenant = await h.createTenant({ plusEmployee: true })
   keys.otherTenant = tenant.key
   keys.otherTenantOrganizationId = tenant.organizationId
   keys.otherPartner = (await createPartner(h.repos, { name: 'Other partner' })).plainKey
+  // Partner keys carry no agency scopes: `admin` lacks them too.
   const lackingScopes: Record<Scope, Scope[]> = {
     read: ['write'],
     write: ['read'],
@@ -41,9 +54,10 @@ beforeAll(async () => {
     'agency:read': ['admin'],
     'agency:write': ['admin'],
   }
-  keys.lacking = {} as Record<Scope, string>
+  keys.lacking = { organization: {}, partner: {} } as Record<KeyKind, Record<Scope, string>>
   for (const [scope, granted] of Object.entries(lackingScopes) as [Scope, Scope[]][]) {
-    keys.lacking[scope] = (await h.createKey(organizationId, granted)).plainKey
+    keys.lacking.organization[scope] = (await h.createKey(organizationId, granted)).plainKey
+    keys.lacking.partner[scope] = (await partnerKey(granted)).plainKey
   }
   visitorId = (await h.seedVisitor(organizationId)).visitorId
 })
@@ -108,17 +122,15 @@ describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as 
     })
 
     it('revoked key: 401', async () => {
-      if (route.auth === 'partner') return // partner keys are not revoked through this API (yet)
-      expect((await send(route, { [header(route)]: keys.revoked })).json()).toEqual(
-        errorBody(401, 'unauthorized'),
-      )
+      const response = await send(route, { [header(route)]: keys.revoked[route.auth] })
+      expect(response.statusCode).toBe(401)
+      expect(response.json()).toEqual(errorBody(401, 'unauthorized'))
     })
 
     it('expired key: 401', async () => {
-      if (route.auth === 'partner') return
-      expect((await send(route, { [header(route)]: keys.expired })).json()).toEqual(
-        errorBody(401, 'unauthorized'),
-      )
+      const response = await send(route, { [header(route)]: keys.expired[route.auth] })
+      expect(response.statusCode).toBe(401)
+      expect(response.json()).toEqual(errorBody(401, 'unauthorized'))
     })
 
     it('the other kind of key, in either header: 401', async () => {
@@ -136,8 +148,7 @@ describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as 
     })
 
     it(`a key without ${route.scope}: 403`, async () => {
-      if (route.auth === 'partner') return // partner keys carry admin; no narrower partner keys exist yet
-      const response = await send(route, { 'x-api-key': keys.lacking[route.scope] })
+      const response = await send(route, { [header(route)]: keys.lacking[route.auth][route.scope] })
       expect(response.statusCode).toBe(403)
       expect(response.json()).toEqual(errorBody(403, 'forbidden'))
       expect(response.headers['x-ratelimit-limit']).toBe('1000')
@@ -146,7 +157,7 @@ describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as 
     it("another tenant's key: 404, or only its own data", async () => {
       const other = route.auth === 'organization' ? keys.otherTenant : keys.otherPartner
       const response = await send(route, { [header(route)]: other })
-      if (route.tenancy === 'organization-param') {
+      if (route.tenancy === 'organization-param' || route.tenancy === 'partner-organization-param') {
         expect(response.statusCode).toBe(404)
         expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
       } else {

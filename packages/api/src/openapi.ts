@@ -126,7 +126,9 @@ export function routeErrorCodes(route: Route): ErrorCode[] {
   // The router refuses a path parameter over 100 characters before any hook runs.
   if (route.params) codes.push('uri_too_long')
   if (route.body) codes.push('invalid_json', 'payload_too_large', 'unsupported_media_type')
-  if (route.tenancy === 'organization-param') codes.push('resource_not_found')
+  if (route.tenancy === 'organization-param' || route.tenancy === 'partner-organization-param') {
+    codes.push('resource_not_found')
+  }
   codes.push(...route.errors)
   return [...new Set(codes)]
 }

@@ -1,5 +1,6 @@
 import {
   addressOrganization,
+  addressPartnerOrganization,
   callerOrganization,
   type OrganizationRow,
   type Principal,
@@ -26,14 +27,37 @@ async function resolveOrganization(
   if (route.tenancy === 'none') return undefined
   if (route.tenancy === 'caller') return callerOrganization(services.repos, callerPrincipal(principal))
   const raw = (request.params as Record<string, unknown>).organizationId
+  const organizationId = typeof raw === 'string' ? raw : ''
+  if (route.tenancy === 'partner-organization-param') {
+    return addressPartnerOrganization(services.repos, principal, organizationId)
+  }
   const access = route.scope === 'read' ? 'read' : 'write'
-  return addressOrganization(services.repos, principal, typeof raw === 'string' ? raw : '', access)
+  return addressOrganization(services.repos, principal, organizationId, access)
+}
+
+/** The key kind each tenancy resolves for; a route declaring another is a bug of the table. */
+const tenancyAuth = {
+  'organization-param': 'organization',
+  'partner-organization-param': 'partner',
+  caller: 'organization',
+  none: undefined,
+} as const
+
+function checkTenancy(route: Route): void {
+  const auth = tenancyAuth[route.tenancy]
+  if (auth && route.auth !== auth) {
+    throw new Error(`${route.operationId}: tenancy ${route.tenancy} needs ${auth} keys, not ${route.auth}`)
+  }
+  if (route.tenancy.endsWith('organization-param') && !route.path.includes('{organizationId}')) {
+    throw new Error(`${route.operationId}: tenancy ${route.tenancy} needs an {organizationId} path parameter`)
+  }
 }
 
 /**
- * Registers a route table. Per request: key (401) -> rate limit (429) -> scope (403) -> body parsing
- * (400/413/415) -> tenancy (404) -> params, query and body validation (400) -> handler -> the reply
- * shaped by the response schema, so it carries exactly the documented fields.
+ * Registers a route table; a route whose tenancy does not fit its key kind or path throws. Per
+ * request: key (401) -> rate limit (429) -> scope (403) -> body parsing (400/413/415) -> tenancy
+ * (404) -> params, query and body validation (400) -> handler -> the reply shaped by the response
+ * schema, so it carries exactly the documented fields.
  */
 export function registerRoutes(
   app: FastifyInstance,
@@ -43,6 +67,7 @@ export function registerRoutes(
 ): void {
   const limitRate = rateLimit(rateLimiter.limiter, rateLimiter.limit)
   for (const route of routes) {
+    checkTenancy(route)
     app.route({
       method: route.method,
       url: toFastifyPath(route.path),

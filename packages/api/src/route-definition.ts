@@ -20,11 +20,15 @@ export type AuthKind = 'organization' | 'partner'
 
 /**
  * Which organization a route acts on, resolved before its handler runs:
- * - `organization-param`: the `{organizationId}` path parameter, if the key may address it (else 404);
- * - `caller`: the key's own organization;
- * - `none`: no organization (partner routes, the ping).
+ * - `organization-param`: the `{organizationId}` path parameter, if the organization key may
+ *   address it (else 404);
+ * - `partner-organization-param` (partner routes only): the `{organizationId}` path parameter, if
+ *   the key's partner manages it: an organization of the partner, or a sub-organization of one of
+ *   its agencies (else 404, malformed ids included);
+ * - `caller`: the organization key's own organization;
+ * - `none`: no organization (partner routes that act on the partner, the ping).
  */
-export type Tenancy = 'organization-param' | 'caller' | 'none'
+export type Tenancy = 'organization-param' | 'partner-organization-param' | 'caller' | 'none'
 
 /** What every handler may use; built once by the plugin. */
 export interface ApiServices {

@@ -22,12 +22,21 @@ export type { EndpointDoc } from './endpoint-doc.js'
 export { AppError, appError, type ErrorCode, type ErrorEntry, errorCatalogue, reservedFor } from './errors.js'
 export { type ErrorBody, toErrorBody } from './http-errors.js'
 export { newId, nextVersion, randomToken, safeEqual, sha256Hex } from './ids.js'
-export { addressOrganization, hasScope, requireScope, type Scope, scopes } from './services/access.js'
+export {
+  addressOrganization,
+  addressPartnerOrganization,
+  hasScope,
+  requireScope,
+  type Scope,
+  scopes,
+} from './services/access.js'
 export {
   createOrganizationApiKey,
   listApiKeys,
+  listPartnerKeys,
   type NewApiKeyInput,
   revokeApiKey,
+  revokePartnerKey,
 } from './services/api-keys.js'
 export type { Principal } from './services/auth.js'
 export { type BootstrapFile, type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js'
@@ -46,6 +55,7 @@ export {
   type IssuedKey,
   issueKey,
   type KeyKind,
+  keyExpiry,
   keyPrefixLength,
   newTrackingKey,
   organizationKeyPattern,
@@ -75,10 +85,13 @@ export {
 export {
   type CreateApiKeyInput,
   type CreateOrganizationInput,
+  type CreatePartnerKeyInput,
   createApiKey,
   createOrganization,
   createPartner,
+  createPartnerKey,
   createUser,
+  partnerKeyScopes,
 } from './services/tenancy.js'
 export {
   getVisitorProfile,

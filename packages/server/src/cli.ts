@@ -1,16 +1,21 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import {
+  type ApiKeyRow,
+  AppError,
   type Config,
   createApiKey,
   createCoordination,
   createOrganization,
+  createPartnerKey,
   createReadModel,
   createRepositories,
   createUser,
   scopes as knownScopes,
+  listPartnerKeys,
   migrate,
   type Repositories,
+  revokePartnerKey,
   type Scope,
 } from '@visitor-id/core'
 import { createProgressBar, type ImportReport, importCompanies, importCompanyIps } from '@visitor-id/ingest'
@@ -25,6 +30,14 @@ Commands:
                                          create an organization, its owner and pixel config
   keys create --org ORG_ID [--name NAME] [--scopes read,write] [--expires-at ISO8601]
                                          create an organization API key (printed once)
+  partner-keys create --partner PARTNER_ID [--name NAME] [--scopes read,write] [--expires-at ISO8601]
+                                         create a partner API key (printed once); scopes among
+                                         read, write, admin
+  partner-keys list --partner PARTNER_ID
+                                         list the partner's keys: id, name, prefix, scopes,
+                                         status (active, expired, revoked), expiry; no secrets
+  partner-keys revoke --partner PARTNER_ID --key KEY_ID
+                                         revoke a partner key (401 from then on)
   import company-ips FILE [--replace] [--rejects OUT.csv]
                                          import company IP ranges (CSV or JSONL: cidr, company_id)
   import companies FILE [--rejects OUT.csv]
@@ -128,6 +141,70 @@ async function keysCreate(config: Config, args: string[], out: Out) {
   out(JSON.stringify(result, null, 2))
 }
 
+/** Runs a core service; its refusals (unknown partner, bad scope, ...) are usage errors, not crashes. */
+async function asUsage<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (error instanceof AppError && error.statusCode < 500) throw new UsageError(error.message)
+    throw error
+  }
+}
+
+/** A partner key as the CLI shows it: never the hash, never the full key. */
+function shownPartnerKey(row: ApiKeyRow, now = Date.now()) {
+  const expired = row.expires_at !== null && Date.parse(row.expires_at) <= now
+  return {
+    id: row.id,
+    name: row.name,
+    keyPrefix: row.key_prefix,
+    scopes: row.scopes,
+    status: row.status === 'active' && expired ? 'expired' : row.status,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+  }
+}
+
+async function partnerKeysCommand(config: Config, sub: string | undefined, args: string[], out: Out) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      partner: { type: 'string' },
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      'expires-at': { type: 'string' },
+      key: { type: 'string' },
+    },
+  })
+  if (sub !== 'create' && sub !== 'list' && sub !== 'revoke') {
+    throw new UsageError('partner-keys needs a command: create, list or revoke')
+  }
+  const partnerId = values.partner
+  if (!partnerId) throw new UsageError(`partner-keys ${sub} needs --partner PARTNER_ID`)
+  const takes: Record<typeof sub, string[]> = {
+    create: ['partner', 'name', 'scopes', 'expires-at'],
+    list: ['partner'],
+    revoke: ['partner', 'key'],
+  }
+  const misplaced = Object.keys(values).filter((option) => !takes[sub].includes(option))
+  if (misplaced.length > 0) throw new UsageError(`partner-keys ${sub} takes no --${misplaced.join(', --')}`)
+  if (sub === 'revoke' && !values.key) throw new UsageError('partner-keys revoke needs --key KEY_ID')
+  const result = await withRepos(config, (repos) =>
+    asUsage(async () => {
+      if (sub === 'list') return (await listPartnerKeys(repos, partnerId)).map((row) => shownPartnerKey(row))
+      if (sub === 'revoke') return shownPartnerKey(await revokePartnerKey(repos, partnerId, values.key!))
+      const { apiKey, plainKey } = await createPartnerKey(repos, {
+        partnerId,
+        name: values.name ?? 'CLI partner key',
+        scopes: (values.scopes ?? 'read,write').split(',').map((s) => s.trim()),
+        expiresAt: values['expires-at'] ?? null,
+      })
+      return { ...shownPartnerKey(apiKey), plainKey }
+    }),
+  )
+  out(JSON.stringify(result, null, 2))
+}
+
 const shownRejects = 100
 
 async function importCommand(config: Config, kind: string | undefined, args: string[], out: Out) {
@@ -192,6 +269,7 @@ export async function runAdminCommand(config: Config, argv: string[], out: Out):
   }
   if (command === 'org' && sub === 'create') return orgCreate(config, rest, out)
   if (command === 'keys' && sub === 'create') return keysCreate(config, rest, out)
+  if (command === 'partner-keys') return partnerKeysCommand(config, sub, rest, out)
   if (command === 'import') return importCommand(config, sub, rest, out)
   throw new UsageError(`Unknown command: ${argv.join(' ') || '(none)'}. Run "help" for the list.`)
 }

@@ -6,6 +6,8 @@ export type Scope = 'read' | 'write' | 'admin' | 'agency:read' | 'agency:write'
 
 export const scopes: readonly Scope[] = ['read', 'write', 'admin', 'agency:read', 'agency:write']
 
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
 /** `admin` grants the base scopes; agency scopes are granted only explicitly. */
 export function hasScope(granted: readonly string[], needed: Scope): boolean {
   if (granted.includes(needed)) return true
@@ -29,13 +31,38 @@ export async function addressOrganization(
   access: 'read' | 'write',
 ): Promise<OrganizationRow> {
   const notFound = appError('resource_not_found', 'Organization not found')
-  if (principal.kind !== 'organization' || !/^[0-9a-f-]{36}$/i.test(organizationId)) throw notFound
+  if (principal.kind !== 'organization' || !uuidPattern.test(organizationId)) throw notFound
   const organization = await repos.organizations.get({ id: organizationId.toLowerCase() })
   if (!organization) throw notFound
   if (organization.id === principal.organizationId) return organization
   const agencyScope: Scope = access === 'read' ? 'agency:read' : 'agency:write'
   if (organization.agency_id === principal.organizationId && hasScope(principal.scopes, agencyScope)) {
     return organization
+  }
+  throw notFound
+}
+
+/**
+ * The organization a partner key asks for, if the partner manages it: an organization of the
+ * partner (`partner_id`), or a sub-organization of an agency of the partner (whatever the
+ * sub-organization's own `partner_id`). Anything else, malformed ids and organization keys
+ * included, is `resource_not_found` (404), as in `addressOrganization`. Reads go through the
+ * repositories, so the read model serves them from memory.
+ * @example const organization = await addressPartnerOrganization(repos, principal, params.organizationId)
+ */
+export async function addressPartnerOrganization(
+  repos: Repositories,
+  principal: Principal,
+  organizationId: string,
+): Promise<OrganizationRow> {
+  const notFound = appError('resource_not_found', 'Organization not found')
+  if (principal.kind !== 'partner' || !uuidPattern.test(organizationId)) throw notFound
+  const organization = await repos.organizations.get({ id: organizationId.toLowerCase() })
+  if (!organization) throw notFound
+  if (organization.partner_id === principal.partnerId) return organization
+  if (organization.agency_id) {
+    const agency = await repos.organizations.get({ id: organization.agency_id })
+    if (agency?.partner_id === principal.partnerId) return organization
   }
   throw notFound
 }

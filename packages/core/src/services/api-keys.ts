@@ -4,10 +4,8 @@ import type { ApiKeyRow, OrganizationRow, Repositories } from '../store/entities
 import { hasScope, type Scope } from './access.js'
 import type { Principal } from './auth.js'
 import { readKeyUsage } from './key-usage.js'
-import { createApiKey } from './tenancy.js'
-
-/** Keys further in the future than this are refused: a key that never expires says so with null. */
-const maxExpiryMs = 10 * 365 * 24 * 3600_000
+import { type KeyKind, keyExpiry } from './keys.js'
+import { createApiKey, findPartner } from './tenancy.js'
 
 const invalid = (path: string, message: string) =>
   appError('invalid_request', `${path} ${message}`, { issues: [{ path, message }] })
@@ -60,14 +58,7 @@ export async function createOrganizationApiKey(
   }
   const beyond = scopes.find((scope) => !hasScope(principal.scopes, scope))
   if (beyond) throw appError('forbidden', `The API key cannot grant the scope ${beyond}, which it lacks`)
-  let expiresAt: string | null = null
-  if (input.expiresAt) {
-    const at = Date.parse(input.expiresAt)
-    if (Number.isNaN(at)) throw invalid('expiresAt', 'must be an RFC 3339 date-time')
-    if (at <= now) throw invalid('expiresAt', 'must be in the future')
-    if (at > now + maxExpiryMs) throw invalid('expiresAt', 'must be within 10 years')
-    expiresAt = new Date(at).toISOString()
-  }
+  const expiresAt = keyExpiry(input.expiresAt, now)
   return createApiKey(repos, {
     organizationId: organization.id,
     createdByUserId: principal.kind === 'organization' ? principal.userId : null,
@@ -87,11 +78,49 @@ export async function revokeApiKey(
   organizationId: string,
   keyId: string,
 ): Promise<void> {
+  await revokeKey(repos, { kind: 'organization', id: organizationId }, keyId)
+}
+
+/**
+ * The partner's keys, revoked and expired ones included, oldest first. Unknown partner:
+ * `resource_not_found`.
+ * @example const keys = await listPartnerKeys(repos, partnerId)
+ */
+export async function listPartnerKeys(repos: Repositories, partnerId: string): Promise<ApiKeyRow[]> {
+  const partner = await findPartner(repos, partnerId)
+  return repos.apiKeys.find(
+    { partner_id: partner.id, kind: 'partner' },
+    { orderBy: { column: 'created_at' }, limit: 10_000 },
+  )
+}
+
+/**
+ * Revokes a partner's key, as `revokeApiKey` does an organization's: at once in every process,
+ * again if already revoked. An unknown partner, another partner's key or an organization key:
+ * `resource_not_found`.
+ * @example const revoked = await revokePartnerKey(repos, partnerId, 'key_...')
+ */
+export async function revokePartnerKey(
+  repos: Repositories,
+  partnerId: string,
+  keyId: string,
+): Promise<ApiKeyRow> {
+  const partner = await findPartner(repos, partnerId)
+  return revokeKey(repos, { kind: 'partner', id: partner.id }, keyId)
+}
+
+/** Revokes a key of either kind if it belongs to the owner (an organization or a partner). */
+async function revokeKey(
+  repos: Repositories,
+  owner: { kind: KeyKind; id: string },
+  keyId: string,
+): Promise<ApiKeyRow> {
   const row = keyId.length <= 64 ? await repos.apiKeys.get({ id: keyId }) : undefined
-  if (row?.kind !== 'organization' || row.organization_id !== organizationId) {
+  const ownerId = row?.kind === 'organization' ? row.organization_id : row?.partner_id
+  if (!row || row.kind !== owner.kind || ownerId !== owner.id) {
     throw appError('resource_not_found', 'API key not found')
   }
   // Saved again when already revoked: the save is what announces it, so a repeat reaches a process
   // that missed the first announcement.
-  await repos.apiKeys.save({ ...row, status: 'revoked', updated_at: new Date().toISOString() })
+  return repos.apiKeys.save({ ...row, status: 'revoked', updated_at: new Date().toISOString() })
 }

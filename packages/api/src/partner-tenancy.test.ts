@@ -1,0 +1,163 @@
+// Tenancy `partner-organization-param`, through registerRoutes: no route of the table uses it yet,
+// so a probe route is registered the way the plugin registers the table, on the harness's store.
+import {
+  createApiKey,
+  createKeyAuthenticator,
+  createKeyUsageRecorder,
+  createMemoryCoordination,
+  createOrganization,
+  createPartner,
+  loadConfig,
+  newId,
+  toErrorBody,
+} from '@visitor-id/core'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { registerRoutes } from './register-routes.js'
+import { type ApiServices, defineRoute, type Route } from './route-definition.js'
+import { addressed } from './routes/context.js'
+import { organizationIdParam } from './schemas/common.js'
+import { errorBody, type Harness, startHarness } from './testing/harness.js'
+
+const probe = (overrides: Partial<Route> = {}): Route => ({
+  ...defineRoute({
+    operationId: 'probePartnerOrganization',
+    method: 'GET',
+    path: '/partner/probe/{organizationId}',
+    auth: 'partner',
+    scope: 'read',
+    tenancy: 'partner-organization-param',
+    tag: 'Test',
+    summary: 'The organization the tenancy resolved',
+    params: z.object({ organizationId: organizationIdParam }),
+    response: { status: 200, description: 'Resolved', schema: z.object({ organizationId: z.string() }) },
+    errors: [],
+    example: (ids) => ({ params: { organizationId: ids.organizationId } }),
+    async handler({ organization }) {
+      return { organizationId: addressed(organization).id }
+    },
+  }),
+  ...overrides,
+})
+
+let h: Harness
+let app: FastifyInstance
+const coordination = createMemoryCoordination()
+let services: ApiServices
+const ids = {} as Record<'subOfAgency' | 'subWithoutPartner' | 'otherPartnerOrg' | 'loose', string>
+let subOrganizationKey: string
+
+beforeAll(async () => {
+  h = await startHarness()
+  const keys = createKeyAuthenticator({ repos: h.repos })
+  const usage = createKeyUsageRecorder({ store: h.store, onError: () => {} })
+  app = Fastify()
+  app.setErrorHandler((error, _request, reply) => {
+    const body = toErrorBody(error)
+    return reply.code(body.statusCode).send(body)
+  })
+  services = {
+    config: loadConfig({ DATA_DIR: '/nonexistent' }),
+    store: h.store,
+    repos: h.repos,
+    coordination,
+    keys,
+    usage,
+    log: app.log,
+  }
+  const limiter = coordination.createRateLimiter({ limit: 1000, windowMs: 60_000 })
+  await app.register(async (scope) => registerRoutes(scope, [probe()], services, { limiter, limit: 1000 }), {
+    prefix: '/api/v1',
+  })
+  app.addHook('onClose', () => usage.close())
+
+  // The bootstrap organization is an agency of the bootstrap partner: its sub-organizations, with
+  // the partner set (as POST /organization sets it) or not (as the CLI may make them).
+  const agency = h.boot.organizationId
+  const org = async (input: { partnerId?: string | null; agencyId?: string }) =>
+    (await createOrganization(h.repos, { name: 'o', ownerUserId: h.boot.userId, ...input })).organization.id
+  ids.subOfAgency = await org({ partnerId: h.boot.partnerId, agencyId: agency })
+  ids.subWithoutPartner = await org({ partnerId: null, agencyId: agency })
+  const other = await createPartner(h.repos, { name: 'Other partner' })
+  ids.otherPartnerOrg = await org({ partnerId: other.partner.id })
+  ids.loose = await org({ partnerId: null })
+  subOrganizationKey = (
+    await createApiKey(h.repos, {
+      organizationId: ids.subOfAgency,
+      createdByUserId: h.boot.userId,
+      name: 'sub admin',
+      scopes: ['admin'],
+    })
+  ).plainKey
+})
+
+afterAll(async () => {
+  await app?.close()
+  await coordination.close()
+  await h?.stop()
+})
+
+const get = (organizationId: string, headers: Record<string, string> = {}) =>
+  app.inject({
+    method: 'GET',
+    url: `/api/v1/partner/probe/${encodeURIComponent(organizationId)}`,
+    headers: { 'x-partner-api-key': h.boot.partnerKey, ...headers },
+  })
+
+describe('tenancy partner-organization-param', () => {
+  it("resolves the partner's own organization and its agency's sub-organizations", async () => {
+    for (const id of [h.boot.organizationId, ids.subOfAgency, ids.subWithoutPartner]) {
+      const response = await get(id)
+      expect(response.statusCode, id).toBe(200)
+      expect(response.json()).toEqual({ organizationId: id })
+    }
+    expect((await get(ids.subOfAgency.toUpperCase())).json()).toEqual({ organizationId: ids.subOfAgency })
+  })
+
+  it("is 404 for another partner's organization, an unmanaged one, unknown and malformed ids", async () => {
+    for (const id of [ids.otherPartnerOrg, ids.loose, newId(), 'nope', '-'.repeat(36), 'x'.repeat(64)]) {
+      const response = await get(id)
+      expect(response.statusCode, id).toBe(404)
+      expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
+    }
+  })
+
+  it("is 404 under another partner's key, even for the organizations this partner manages", async () => {
+    const other = await createPartner(h.repos, { name: 'Third partner' })
+    for (const id of [h.boot.organizationId, ids.subOfAgency]) {
+      const response = await get(id, { 'x-partner-api-key': other.plainKey })
+      expect(response.statusCode).toBe(404)
+      expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
+    }
+  })
+
+  it('is 401 for organization keys, in either header, even the addressed organization’s own', async () => {
+    for (const key of [h.boot.apiKey, subOrganizationKey]) {
+      const attempts: Record<string, string>[] = [
+        { 'x-partner-api-key': key },
+        { 'x-api-key': key, 'x-partner-api-key': '' },
+      ]
+      for (const headers of attempts) {
+        const response = await get(ids.subOfAgency, headers)
+        expect(response.statusCode).toBe(401)
+        expect(response.json()).toEqual(errorBody(401, 'unauthorized'))
+      }
+    }
+  })
+
+  it('refuses to register a route whose tenancy does not fit its key kind or path', async () => {
+    const limiter = coordination.createRateLimiter({ limit: 1000, windowMs: 60_000 })
+    const rejected: Route[] = [
+      probe({ auth: 'organization' }),
+      probe({ path: '/partner/probe' }),
+      probe({ tenancy: 'organization-param' }),
+      probe({ tenancy: 'caller' }),
+    ]
+    for (const route of rejected) {
+      const scratch = Fastify()
+      expect(() => registerRoutes(scratch, [route], services, { limiter, limit: 1000 })).toThrow(/tenancy/)
+      await scratch.close()
+    }
+  })
+})
