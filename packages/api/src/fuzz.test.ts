@@ -37,7 +37,14 @@ const segment = () => fc.oneof(fc.constantFrom(...pools.ids), fc.uuid(), text)
 
 /** Bodies near the example (its keys with other values, plus extras) and anything at all. */
 function body(route: Route) {
-  const example = route.example({ organizationId: '', memberUserId: '', visitorId: '', keyId: '' }).body
+  const example = route.example({
+    organizationId: '',
+    memberUserId: '',
+    visitorId: '',
+    keyId: '',
+    icpConfigSlug: '',
+    partnerIcpConfigSlug: '',
+  }).body
   const near =
     example && typeof example === 'object' && !Array.isArray(example)
       ? fc

@@ -73,6 +73,12 @@ async function exampleRequest(route: Route): Promise<InjectOptions> {
     memberUserId: await h.addMember(h.boot.organizationId),
     visitorId,
     keyId: (await h.createKey(h.boot.organizationId, ['read'])).id,
+    icpConfigSlug: route.path.includes('{slug}')
+      ? await h.createIcpConfig(h.boot.organizationId, 'organization')
+      : '',
+    partnerIcpConfigSlug: route.path.includes('{slug}')
+      ? await h.createIcpConfig(h.boot.organizationId, 'partner')
+      : '',
   })
   let url = `/api/v1${route.path}`
   for (const [name, value] of Object.entries(example.params ?? {}))

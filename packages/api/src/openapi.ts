@@ -164,6 +164,8 @@ const placeholderIds = {
   memberUserId: '3f1c2a4e-0000-4000-8000-000000000002',
   visitorId: '3f1c2a4e-0000-4000-8000-000000000003',
   keyId: 'key_0123456789abcdef0123456789abcdef',
+  icpConfigSlug: 'enterprise-us',
+  partnerIcpConfigSlug: 'enterprise-us',
 }
 
 function routeOperation(route: Route, limit: number): OpenApiOperation {
@@ -197,7 +199,9 @@ function routeOperation(route: Route, limit: number): OpenApiOperation {
       [String(route.response.status)]: {
         description: route.response.description,
         headers: limitHeaders,
-        content: { 'application/json': { schema: jsonSchema(route.response.schema, 'output') } },
+        ...(route.response.status === 204
+          ? {}
+          : { content: { 'application/json': { schema: jsonSchema(route.response.schema, 'output') } } }),
       },
       ...errorResponses(routeErrorCodes(route), (status) => {
         if (status === 401) return undefined

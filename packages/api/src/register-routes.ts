@@ -78,6 +78,7 @@ export function registerRoutes(
         const organization = await resolveOrganization(route, services, principal, request)
         const input = parseRequest(route, request)
         const result = await route.handler({ principal, organization, ...input, request, services })
+        if (route.response.status === 204) return reply.code(204).send()
         const shaped = route.response.schema.safeParse(result)
         if (!shaped.success) {
           // A bug, not the caller's fault: logged with the issues, answered as a bare 500.

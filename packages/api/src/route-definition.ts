@@ -60,6 +60,10 @@ export interface ExampleIds {
   visitorId: string
   /** An organization key other than the caller's. */
   keyId: string
+  /** An organization-level ICP config of the organization. */
+  icpConfigSlug: string
+  /** A partner-level ICP config of the organization. */
+  partnerIcpConfigSlug: string
 }
 
 /** A valid request for the route; the tenant/scope matrix and the docs use it. */
@@ -96,7 +100,8 @@ export interface RouteDefinition<
   body?: B
   /** Largest accepted body in bytes (default 64 KB). */
   bodyLimit?: number
-  response: { status: 200 | 201; description: string; schema: R }
+  /** What success answers; a 204 has no body (its schema is `z.undefined()`). */
+  response: { status: 200 | 201 | 202 | 204; description: string; schema: R }
   /** Error codes specific to this route; authentication, scope, rate limit and 500 are implied. */
   errors: readonly ErrorCode[]
   example(ids: ExampleIds): RouteExample

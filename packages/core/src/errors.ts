@@ -55,11 +55,7 @@ export const errorCatalogue = {
   resource_not_found: { statusCode: 404, message: 'Resource not found' },
   route_not_found: { statusCode: 404, message: 'Route not found' },
   method_not_allowed: { statusCode: 405, message: 'The path exists, but not with this method' },
-  conflict: {
-    statusCode: 409,
-    message: 'The resource already exists',
-    reservedFor: 'creating a resource that must be unique; no route creates one yet',
-  },
+  conflict: { statusCode: 409, message: 'The resource already exists' },
   owner_not_removable: { statusCode: 409, message: "The organization's owner cannot be removed" },
   payload_too_large: { statusCode: 413, message: 'The request body is too large' },
   uri_too_long: { statusCode: 414, message: 'A path parameter is too long' },

@@ -21,7 +21,16 @@ export {
 export type { EndpointDoc } from './endpoint-doc.js'
 export { AppError, appError, type ErrorCode, type ErrorEntry, errorCatalogue, reservedFor } from './errors.js'
 export { type ErrorBody, toErrorBody } from './http-errors.js'
+export * from './icp/index.js'
 export { newId, nextVersion, randomToken, safeEqual, sha256Hex } from './ids.js'
+export {
+  type CompanyFilter,
+  type ContactFilter,
+  companyFilterSchema,
+  contactFilterSchema,
+  type Filter,
+  filterSchema,
+} from './lists/filter.js'
 export {
   addressOrganization,
   addressPartnerOrganization,
@@ -116,6 +125,8 @@ export {
   type CompanyRow,
   companiesTable,
   createRepositories,
+  type IcpConfigRow,
+  icpConfigsTable,
   type MembershipRow,
   type OrganizationRow,
   type PartnerRow,

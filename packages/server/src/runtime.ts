@@ -7,11 +7,15 @@ import {
   createRepositories,
   createStore,
   type DataDirLock,
+  type IncrementalScoring,
   lockDataDir,
   migrate,
   type Repositories,
   readMigrations,
+  recalculationJobName,
+  runRecalculation,
   type Store,
+  startIncrementalScoring,
 } from '@visitor-id/core'
 import { createIngestService, createMetricsRegistry, type IngestService } from '@visitor-id/ingest'
 import type { FastifyInstance } from 'fastify'
@@ -75,8 +79,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let coordination: Coordination | undefined
   let app: FastifyInstance | undefined
   let ingest: IngestService | undefined
+  let scoring: IncrementalScoring | undefined
   const cleanup = async () => {
     await app?.close()
+    await scoring?.stop()
     await ingest?.close()
     await coordination?.close()
     await store.close()
@@ -127,6 +133,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
       ...(ingest ? { ingest: ingest.plugin } : {}),
     })
     ingest?.start(app.log)
+    if (config.role === 'all' || config.role === 'worker') {
+      // Jobs and the ICP re-scoring pass; any number of workers may run them (locks keep one run per config).
+      const deps = { store, repos, coordination, log: app.log }
+      coordination.jobs.process(recalculationJobName, (job) =>
+        runRecalculation(deps, job.data as Parameters<typeof runRecalculation>[1]),
+      )
+      scoring = startIncrementalScoring(deps, config.icpRescoreIntervalMs)
+    }
     const address = await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
       throw listenError(error, config) ?? error
     })
@@ -135,6 +149,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     let stopping: Promise<void> | undefined
     const running = app
     const runningIngest = ingest
+    const runningScoring = scoring
     return {
       app: running,
       url: address.replace('0.0.0.0', '127.0.0.1'),
@@ -145,6 +160,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       stop() {
         stopping ??= (async () => {
           await running.close()
+          await runningScoring?.stop()
           // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
           await runningIngest?.close()
           await coordination?.close()

@@ -1,7 +1,9 @@
 import type { Route } from '../route-definition.js'
 import { apiKeyRoutes } from './api-keys.js'
+import { icpConfigRoutes } from './icp-configs.js'
 import { organizationRoutes } from './organizations.js'
 import { partnerRoutes } from './partner.js'
+import { partnerIcpConfigRoutes } from './partner-icp-configs.js'
 import { pingRoutes } from './ping.js'
 import { visitorTrackingRoutes } from './visitor-tracking.js'
 
@@ -12,4 +14,6 @@ export const routes: readonly Route[] = [
   ...organizationRoutes,
   ...visitorTrackingRoutes,
   ...partnerRoutes,
+  ...icpConfigRoutes,
+  ...partnerIcpConfigRoutes,
 ]

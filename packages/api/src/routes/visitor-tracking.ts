@@ -1,5 +1,11 @@
 // Spec section "Visitor tracking" (phone number search and contact count come later).
-import { appError, getPixelConfig, getVisitorProfile, updatePixelConfig } from '@visitor-id/core'
+import {
+  appError,
+  getPixelConfig,
+  getVisitorProfile,
+  organizationIcpConfigs,
+  updatePixelConfig,
+} from '@visitor-id/core'
 import { renderSnippet, type SnippetType, snippetTypes } from '@visitor-id/pixel'
 import type { FastifyRequest } from 'fastify'
 import { z } from 'zod'
@@ -149,10 +155,14 @@ export const visitorTrackingRoutes: Route[] = [
     example: (ids) => ({ params: { organizationId: ids.organizationId, visitorId: ids.visitorId } }),
     async handler({ organization, params, services }) {
       const { id } = addressed(organization)
-      // The organization and its pixel config come from memory; the profile is one store query.
-      const config = await services.repos.pixelConfigs.get({ organization_id: id })
+      // The organization, its pixel config and ICP configs come from memory; the profile is one store query.
+      const [config, icpConfigs] = await Promise.all([
+        services.repos.pixelConfigs.get({ organization_id: id }),
+        organizationIcpConfigs(services.repos, id),
+      ])
       const profile = await getVisitorProfile(services.store, id, params.visitorId.toLowerCase(), {
         ipTracking: config?.ip_tracking ?? false,
+        icpConfigs,
       })
       if (!profile) throw appError('resource_not_found', 'Visitor not found')
       return {

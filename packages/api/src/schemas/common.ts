@@ -69,3 +69,45 @@ export function paginated<T extends z.ZodType>(item: T) {
 export function pageOf<T>(data: T[], page: { page: number; limit: number }, total: number) {
   return { data, page: page.page, limit: page.limit, total, totalPages: Math.ceil(total / page.limit) }
 }
+
+const datePattern = /^\d{4}-\d{2}-\d{2}$/
+
+/** A real calendar date (2026-02-31 is not) or an ISO 8601 date-time with a zone. */
+function isRangeBound(value: string): boolean {
+  if (datePattern.test(value)) {
+    const time = Date.parse(value)
+    return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === value
+  }
+  return z.iso.datetime({ offset: true }).safeParse(value).success && !Number.isNaN(Date.parse(value))
+}
+
+/**
+ * A `from` or `to` query value: ISO 8601 or YYYY-MM-DD, as an ISO 8601 UTC string. A date alone
+ * means the start of that day for `from` and its end for `to` (DESIGN.md, "Time").
+ */
+export function rangeBound(edge: 'from' | 'to') {
+  return z
+    .string()
+    .max(40)
+    .refine(isRangeBound, {
+      message: 'must be ISO 8601 (2026-01-31T00:00:00Z) or YYYY-MM-DD',
+    })
+    .transform((value) => {
+      if (!datePattern.test(value)) return new Date(value).toISOString()
+      return edge === 'from' ? `${value}T00:00:00.000Z` : `${value}T23:59:59.999Z`
+    })
+    .describe(
+      edge === 'from'
+        ? 'Start, ISO 8601 or YYYY-MM-DD (start of that day)'
+        : 'End, ISO 8601 or YYYY-MM-DD (end of that day)',
+    )
+}
+
+/** `from` and `to`, both optional: the last 30 days up to now by default; `from` after `to` is 400. */
+export const optionalRangeQuery = z
+  .object({ from: rangeBound('from').optional(), to: rangeBound('to').optional() })
+  .transform(({ from, to }) => {
+    const end = to ?? new Date().toISOString()
+    return { from: from ?? new Date(Date.parse(end) - 30 * 86_400_000).toISOString(), to: end }
+  })
+  .refine(({ from, to }) => from <= to, { message: '`from` must not be after `to`', path: ['from'] })

@@ -129,6 +129,11 @@ export const visitorProfileSchema = z.object({
     })
     .nullable(),
   company: z.object({ id: z.string() }).nullable(),
+  icp: z.boolean().describe('Matched by any active ICP config'),
+  icpStatuses: z
+    .record(z.string(), z.boolean())
+    .describe('ICP config slug -> matched, for every active config that has scored the visitor'),
+  personaMatch: z.boolean().describe("Any active organization-level config's contact side matched"),
   sessions: z.array(sessionSchema).describe('Newest first (at most 100)'),
   pageViews: z
     .array(z.object({ url: z.string(), title: z.string(), sessionId: z.string(), visitedAt: timestamp }))

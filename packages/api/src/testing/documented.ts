@@ -31,13 +31,18 @@ export function expectDocumented(
   expect(response.statusCode, `${route.operationId}: ${response.body.slice(0, 300)}`).toBe(
     route.response.status,
   )
+  const operation = document.paths[`/api/v1${route.path}`]?.[route.method.toLowerCase()]
+  expect(operation, `${route.operationId} is not in the document`).toBeDefined()
+  if (route.response.status === 204) {
+    expect(response.body, `${route.operationId}: a 204 has no body`).toBe('')
+    expect(operation!.responses['204']?.content).toBeUndefined()
+    return
+  }
   expect(response.headers['content-type']).toMatch(/^application\/json/)
   const body: unknown = response.json()
   const parsed = route.response.schema.safeParse(body)
   expect(parsed.success, `${route.operationId} reply fails its schema`).toBe(true)
   expect(parsed.data, `${route.operationId} reply has undocumented fields`).toEqual(body)
-  const operation = document.paths[`/api/v1${route.path}`]?.[route.method.toLowerCase()]
-  expect(operation, `${route.operationId} is not in the document`).toBeDefined()
   const content = operation!.responses[String(route.response.status)]?.content as
     | { 'application/json': { schema: object } }
     | undefined

@@ -5,8 +5,11 @@ import { readFileSync } from 'node:fs'
 import {
   type BootstrapFile,
   createApiKey,
+  createCoordination,
+  createIcpConfig,
   createOrganization,
   createUser,
+  type IcpConfigKind,
   loadConfig,
   type Repositories,
   type Scope,
@@ -37,6 +40,8 @@ export interface Harness {
   createTenant(options?: { plusEmployee?: boolean }): Promise<{ organizationId: string; key: string }>
   /** A user who is a plain member of the organization. */
   addMember(organizationId: string): Promise<string>
+  /** A new ICP config of the organization (no recalculation is asked); returns its slug. */
+  createIcpConfig(organizationId: string, kind: IcpConfigKind): Promise<string>
   /** Page views of one visitor in one session, straight into the store (the MV makes the session). */
   seedVisitor(organizationId: string, pages?: number): Promise<{ visitorId: string; sessionId: string }>
   stop(): Promise<void>
@@ -50,6 +55,8 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   )
   const boot = JSON.parse(readFileSync(server.bootstrapFile, 'utf8')) as BootstrapFile
   const { repos, store } = server
+  // Config writes take an organization lock; the test's own fixtures need no other process.
+  const { locks } = createCoordination()
   return {
     server,
     repos,
@@ -97,6 +104,21 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
         updated_at: at,
       })
       return user.id
+    },
+    async createIcpConfig(organizationId, kind) {
+      const config = await createIcpConfig(repos, locks, organizationId, kind, {
+        name: `Fixture ${kind}`,
+        ...(kind === 'partner'
+          ? {
+              rules: {
+                groups: [
+                  { operator: 'AND', conditions: [{ type: 'country', comparator: 'equals', value: 'DE' }] },
+                ],
+              },
+            }
+          : { filter: { company: { industries: ['SaaS'] } } }),
+      })
+      return config.slug
     },
     async seedVisitor(organizationId, pages = 2) {
       const visitorId = randomUUID()

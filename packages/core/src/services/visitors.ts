@@ -1,5 +1,6 @@
+import { type VisitorIcp, visitorIcp } from '../icp/statuses.js'
 import type { Store } from '../store/client.js'
-import type { VisitorRow } from '../store/entities.js'
+import type { IcpConfigRow, VisitorRow } from '../store/entities.js'
 
 /** A session as the REST API shows it (spec: "Session object"). */
 export interface VisitorSession {
@@ -62,6 +63,11 @@ export interface VisitorProfile {
     linkedinUrl: string | null
   } | null
   company: { id: string } | null
+  /** Matched by any active ICP config. */
+  icp: boolean
+  /** Slug -> matched, for every active ICP config that has scored the visitor. */
+  icpStatuses: Record<string, boolean>
+  personaMatch: boolean
   sessions: VisitorSession[]
   pageViews: PageViewEntry[]
 }
@@ -120,6 +126,8 @@ interface TimelineRow {
   views: [string, string, string][]
   /** On the identity row: the latest version of the visitors row, as JSON ('' elsewhere). */
   identity: string
+  /** On the identity row: the visitor's ICP scores (migration 0006, see icp/statuses.ts). */
+  icp: [string[], number[]]
 }
 
 type VisitorFields = Pick<
@@ -147,7 +155,7 @@ const profileSql = `
 SELECT toString(session_id) AS id, started_at, ended_at,
   finalizeAggregation(first_page_view) AS first, finalizeAggregation(exit_page) AS exit_page,
   page_view_count, engaged_ms, max_scroll, finalizeAggregation(company_id) AS company_id,
-  finalizeAggregation(views) AS views, finalizeAggregation(identity) AS identity
+  finalizeAggregation(views) AS views, finalizeAggregation(identity) AS identity, icp
 FROM sessions FINAL
 WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}
 ORDER BY session_id = toUUID('${identitySessionId}') DESC, started_at DESC
@@ -212,6 +220,8 @@ export interface VisitorProfileOptions {
   ipTracking: boolean
   sessionLimit?: number
   pageViewLimit?: number
+  /** The organization's ICP configs (from memory): only active ones count. */
+  icpConfigs?: readonly IcpConfigRow[]
 }
 
 /**
@@ -236,11 +246,19 @@ export async function getVisitorProfile(
   // come from different shards as separate identity rows.
   let latest: VisitorFields | undefined
   const sessionRows: TimelineRow[] = []
+  const scores: [string[], number[]] = [[], []]
   for (const row of rows) {
     if (row.id !== identitySessionId) sessionRows.push(row)
-    else if (row.identity) {
-      const identity = JSON.parse(row.identity) as VisitorFields
-      if (!latest || Number(identity.version) > Number(latest.version)) latest = identity
+    else {
+      if (row.identity) {
+        const identity = JSON.parse(row.identity) as VisitorFields
+        if (!latest || Number(identity.version) > Number(latest.version)) latest = identity
+      }
+      // On a cluster each shard's identity row holds part of the map: the largest value per config wins.
+      row.icp[0].forEach((id, i) => {
+        scores[0].push(id)
+        scores[1].push(Number(row.icp[1][i]))
+      })
     }
   }
   const visitor = latest && !latest.is_deleted ? latest : undefined
@@ -254,6 +272,7 @@ export async function getVisitorProfile(
     .slice(0, options.pageViewLimit ?? 500)
 
   const companyId = visitor?.company_id || sessionRows.find((s) => s.company_id)?.company_id || ''
+  const { icp, icpStatuses, personaMatch }: VisitorIcp = visitorIcp(scores, options.icpConfigs ?? [])
   const times = sessionRows.flatMap((s) => [s.started_at, s.ended_at]).sort()
   return {
     id: visitorId,
@@ -270,6 +289,9 @@ export async function getVisitorProfile(
         }
       : null,
     company: companyId ? { id: companyId } : null,
+    icp,
+    icpStatuses,
+    personaMatch,
     sessions: sessionRows.map((row) => presentSession(row, options.ipTracking)),
     pageViews,
   }

@@ -81,6 +81,10 @@ export interface VisitorRow {
   first_name: string
   last_name: string
   job_title: string
+  seniority: string
+  department: string
+  /** The contact's country (from the contacts dataset), not the IP's. */
+  country: string
   linkedin_url: string
   company_id: string
   identified_at: string | null
@@ -110,6 +114,28 @@ export interface CompanyRow {
   postal_code: string
   country: string
   source: 'import' | 'asn'
+  created_at: string
+  updated_at: string
+}
+
+/**
+ * An ICP config (migration 0006). Organization-level configs (`kind: 'organization'`) hold a
+ * filter, compiled to `rules`; partner-level configs hold their rules. Slugs are unique per
+ * organization across both kinds.
+ */
+export interface IcpConfigRow {
+  id: string
+  organization_id: string
+  kind: 'organization' | 'partner'
+  slug: string
+  /** The organization config's name, or the partner config's label. */
+  name: string
+  /** Organization configs: the filter as JSON; '' for partner configs. */
+  filter: string
+  /** The rules as JSON (parseRules input); for organization configs, compiled from the filter. */
+  rules: string
+  priority: number
+  is_active: boolean
   created_at: string
   updated_at: string
 }
@@ -200,6 +226,9 @@ export const visitorsTable: EntityDefinition<VisitorRow> = {
     first_name: 'String',
     last_name: 'String',
     job_title: 'String',
+    seniority: 'String',
+    department: 'String',
+    country: 'String',
     linkedin_url: 'String',
     company_id: 'String',
     identified_at: `Nullable(${time})`,
@@ -235,6 +264,23 @@ export const companiesTable: EntityDefinition<CompanyRow> = {
   },
 }
 
+export const icpConfigsTable: EntityDefinition<IcpConfigRow> = {
+  table: 'icp_configs',
+  key: ['organization_id', 'id'],
+  columns: {
+    id: 'String',
+    organization_id: 'UUID',
+    kind: 'String',
+    slug: 'String',
+    name: 'String',
+    filter: 'String',
+    rules: 'String',
+    priority: 'Int32',
+    is_active: 'Bool',
+    ...stamps,
+  },
+}
+
 /** Every entity repository, made once per store by the composition root. */
 export interface Repositories {
   partners: EntityRepository<PartnerRow>
@@ -243,6 +289,7 @@ export interface Repositories {
   memberships: EntityRepository<MembershipRow>
   apiKeys: EntityRepository<ApiKeyRow>
   pixelConfigs: EntityRepository<PixelConfigRow>
+  icpConfigs: EntityRepository<IcpConfigRow>
   visitors: EntityRepository<VisitorRow>
   companies: EntityRepository<CompanyRow>
 }
@@ -264,6 +311,7 @@ export function createRepositories(store: Store, readModel?: ReadModel): Reposit
     memberships: small(membershipsTable),
     apiKeys: small(apiKeysTable),
     pixelConfigs: small(pixelConfigsTable),
+    icpConfigs: small(icpConfigsTable),
     visitors: createEntityRepository(store, visitorsTable),
     companies: createEntityRepository(store, companiesTable),
   }

@@ -47,6 +47,14 @@ describe('renderStatement', () => {
     )
   })
 
+  it('alters a Distributed table on a cluster only', () => {
+    const statement = '{{distributed_alter:sessions:ADD COLUMN IF NOT EXISTS icp String}}'
+    expect(renderStatement(statement, single)).toBeUndefined()
+    expect(renderStatement(statement, cluster)).toBe(
+      "ALTER TABLE sessions ON CLUSTER 'main' ADD COLUMN IF NOT EXISTS icp String",
+    )
+  })
+
   it('rejects unknown placeholders', () => {
     expect(() => renderStatement('SELECT {{nope}}', single)).toThrow(/Unknown placeholder/)
   })
@@ -71,8 +79,11 @@ describe('renderStatement', () => {
       for (const statement of clustered.filter((s) => /^DROP TABLE/.test(s))) {
         expect(statement).toMatch(/ SYNC$/)
       }
-      const view = clustered.find((s) => s.startsWith('CREATE MATERIALIZED VIEW'))
-      if (view) expect(view).toMatch(/TO sessions_local[\s\S]*FROM page_views_local/)
+      // A view writes into the local table of a sharded table, on the node that took the insert.
+      for (const view of clustered.filter((s) => s.startsWith('CREATE MATERIALIZED VIEW'))) {
+        expect(view).toMatch(/ TO \w+_local /)
+        expect(view).not.toMatch(/FROM page_views\b(?!_local)/)
+      }
     }
   })
 })

@@ -7,6 +7,9 @@
  * - `{{global:Engine(args)}}`: engine of an entity table, one full copy on every node of the cluster.
  * - `{{distributed:name:shard_key}}`: a whole statement; on a cluster the Distributed table
  *   `name` over `name_local`, nothing otherwise.
+ * - `{{distributed_alter:name:alteration}}`: a whole statement; on a cluster `ALTER TABLE name ON
+ *   CLUSTER 'c' alteration` (the Distributed table follows a column added to `name_local`),
+ *   nothing otherwise.
  *
  * Single-node output is plain ClickHouse SQL, the same for the embedded engine and a server.
  */
@@ -49,6 +52,12 @@ export function renderStatement(statement: string, target: DdlTarget): string | 
     const [, name, shardKey] = distributed
     const cluster = quote(target.cluster)
     return `CREATE TABLE IF NOT EXISTS ${name} ON CLUSTER ${cluster} AS ${name}_local ENGINE = Distributed(${cluster}, ${quote(target.database)}, ${quote(`${name}_local`)}, ${shardKey!.trim()})`
+  }
+  const alter = /^\{\{distributed_alter:(\w+):(.+)\}\}$/s.exec(statement.trim())
+  if (alter) {
+    if (!target.cluster) return undefined
+    const [, name, alteration] = alter
+    return `ALTER TABLE ${name} ON CLUSTER ${quote(target.cluster)} ${alteration!.trim()}`
   }
   let sql = statement
     .replace(/\{\{on_cluster\}\}/g, target.cluster ? ` ON CLUSTER ${quote(target.cluster)}` : '')

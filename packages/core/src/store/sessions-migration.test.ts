@@ -126,10 +126,19 @@ const expected = [
   },
 ].sort((a, b) => a.session.localeCompare(b.session))
 
-describe('migrations 0004 (packed session states) and 0005 (small session granules)', () => {
+describe('migrations 0004 (packed session states), 0005 (small session granules) and 0006 (visitor facts)', () => {
   it('rebuild the sessions of events ingested before them', async () => {
-    expect((await migrate(store)).applied).toEqual(['0004_packed_sessions.sql', '0005_visitor_timeline.sql'])
+    expect((await migrate(store)).applied).toEqual([
+      '0004_packed_sessions.sql',
+      '0005_visitor_timeline.sql',
+      '0006_icp.sql',
+    ])
     expect(await readSessions()).toEqual(expected)
+    // 0006 fills the visitor facts from the same events.
+    const [facts] = await store.query<{ views: number; sessions: number }>(
+      'SELECT sum(page_view_count) AS views, uniqExactMerge(sessions) AS sessions FROM visitor_facts',
+    )
+    expect(facts).toEqual({ views: 3, sessions: 2 })
     const [table] = await store.query<{ engine_full: string }>(
       "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'sessions'",
     )

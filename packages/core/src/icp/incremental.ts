@@ -1,0 +1,103 @@
+// Incremental re-scoring: visitors with new activity or a new identification are scored again by
+// every active config of their organization, without a full recalculation. `visitor_changes` says
+// who changed and when (written by materialized views as rows land), so a pass reads only the
+// window since the last one.
+import type { Coordination } from '../coordination/ports.js'
+import type { Store } from '../store/client.js'
+import type { IcpConfigRow, Repositories } from '../store/entities.js'
+import { organizationIcpConfigs } from './configs.js'
+import { activeOrganizationConfigIds, scoreConfig } from './scoring.js'
+
+export interface IncrementalDeps {
+  store: Store
+  repos: Repositories
+  coordination: Coordination
+  log: { info(object: object, message: string): void; warn(object: object, message: string): void }
+}
+
+/** Scores one config again for the visitors of its organization that changed in (after, until]. */
+export async function scoreChanged(
+  deps: { store: Store },
+  config: IcpConfigRow,
+  configs: readonly IcpConfigRow[],
+  window: { after: string; until?: string },
+): Promise<void> {
+  await scoreConfig(deps.store, config, {
+    organizationConfigIds: activeOrganizationConfigIds(configs),
+    changed: { after: window.after, until: window.until ?? new Date(Date.now() + 60_000).toISOString() },
+  })
+}
+
+/** Organization-level configs first: partner rules may read their results (icp_match & co). */
+const scoringOrder = (configs: readonly IcpConfigRow[]) =>
+  configs
+    .filter((c) => c.is_active)
+    .sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'organization' ? -1 : 1))
+
+const watermarkKey = 'icp:incremental:watermark'
+/** Rows are stamped when written, but an insert may finish a little after its stamp: read back this far. */
+const overlapMs = 30_000
+
+/**
+ * One pass: every visitor changed since the last pass, scored by every active config of its
+ * organization. Returns how many organizations it scored. Scoring twice is harmless (the latest
+ * row wins), so passes overlap a little rather than miss a slow insert.
+ */
+export async function rescoreChangedVisitors(deps: IncrementalDeps, now = Date.now()): Promise<number> {
+  const until = new Date(now).toISOString()
+  const last = await deps.coordination.kv.get(watermarkKey)
+  const after = new Date((last ? Date.parse(last) : now - 24 * 3600 * 1000) - overlapMs).toISOString()
+  const organizations = await deps.store.query<{ organization_id: string }>(
+    `SELECT DISTINCT organization_id FROM visitor_changes
+     WHERE changed_at > {after:DateTime64(3, 'UTC')} AND changed_at <= {until:DateTime64(3, 'UTC')}`,
+    { after, until },
+  )
+  let scored = 0
+  for (const { organization_id: organizationId } of organizations) {
+    const configs = await organizationIcpConfigs(deps.repos, organizationId)
+    const active = scoringOrder(configs)
+    for (const config of active) await scoreChanged(deps, config, configs, { after, until })
+    if (active.length > 0) scored++
+  }
+  await deps.coordination.kv.set(watermarkKey, until, 7 * 24 * 3600 * 1000)
+  return scored
+}
+
+export interface IncrementalScoring {
+  stop(): Promise<void>
+}
+
+/**
+ * Runs a pass every `intervalMs` in the one process that holds the pass lock (any number of
+ * workers may run this; passes never overlap).
+ */
+export function startIncrementalScoring(deps: IncrementalDeps, intervalMs: number): IncrementalScoring {
+  let running: Promise<void> | undefined
+  const pass = async () => {
+    const lock = await deps.coordination.locks.tryAcquire('icp:incremental', Math.max(60_000, intervalMs * 4))
+    if (!lock) return
+    try {
+      const started = Date.now()
+      const organizations = await rescoreChangedVisitors(deps)
+      if (organizations > 0) {
+        deps.log.info({ organizations, durationMs: Date.now() - started }, 'icp: changed visitors scored')
+      }
+    } catch (error) {
+      deps.log.warn({ err: error }, 'icp: incremental scoring failed; the next pass retries the window')
+    } finally {
+      await lock.release()
+    }
+  }
+  const timer = setInterval(() => {
+    running ??= pass().finally(() => {
+      running = undefined
+    })
+  }, intervalMs)
+  timer.unref()
+  return {
+    async stop() {
+      clearInterval(timer)
+      await running
+    },
+  }
+}
