@@ -16,7 +16,7 @@ export interface IncrementalDeps {
 }
 
 /** Scores one config again for the visitors of its organization that changed in (after, until]. */
-export async function scoreChanged(
+async function scoreChanged(
   deps: { store: Store },
   config: IcpConfigRow,
   configs: readonly IcpConfigRow[],
@@ -43,10 +43,16 @@ const overlapMs = 30_000
  * organization. Returns how many organizations it scored. Scoring twice is harmless (the latest
  * row wins), so passes overlap a little rather than miss a slow insert.
  */
-export async function rescoreChangedVisitors(deps: IncrementalDeps, now = Date.now()): Promise<number> {
+export async function rescoreChangedVisitors(
+  deps: IncrementalDeps,
+  options: { now?: number; overlapMs?: number } = {},
+): Promise<number> {
+  const now = options.now ?? Date.now()
   const until = new Date(now).toISOString()
   const last = await deps.coordination.kv.get(watermarkKey)
-  const after = new Date((last ? Date.parse(last) : now - 24 * 3600 * 1000) - overlapMs).toISOString()
+  const after = new Date(
+    (last ? Date.parse(last) : now - 24 * 3600 * 1000) - (options.overlapMs ?? overlapMs),
+  ).toISOString()
   const organizations = await deps.store.query<{ organization_id: string }>(
     `SELECT DISTINCT organization_id FROM visitor_changes
      WHERE changed_at > {after:DateTime64(3, 'UTC')} AND changed_at <= {until:DateTime64(3, 'UTC')}`,

@@ -5,7 +5,6 @@ import type { Coordination } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
 import type { IcpConfigRow, Repositories } from '../store/entities.js'
 import { organizationIcpConfigs } from './configs.js'
-import { scoreChanged } from './incremental.js'
 import { activeOrganizationConfigIds, scoreConfig } from './scoring.js'
 
 export const recalculationJobName = 'icp.recalculate'
@@ -64,8 +63,11 @@ export async function requestRecalculation(
   }
   await saveStatus(coordination, config.id, status)
   const job: RecalculationJob = { organizationId: config.organization_id, configId: config.id }
+  // A queue keeps one job per id while it is pending, running included: a request during a run
+  // gets the id of that run's follow-up, so it is scored after the run, once however often asked.
+  const followUp = previous?.status === 'running' ? `:after:${previous.startedAt}` : ''
   await coordination.jobs.add(recalculationJobName, job, {
-    jobId: `icp-recalculate:${config.id}`,
+    jobId: `icp-recalculate:${config.id}${followUp}`,
     attempts: 3,
     backoff: { type: 'exponential', delayMs: 5000 },
   })
@@ -118,9 +120,9 @@ export async function runRecalculation(deps: RecalculationDeps, job: Recalculati
     const config = configs.find((c) => c.id === job.configId)
     // A deleted or inactive config keeps no scores that count: nothing to compute.
     if (config?.is_active) {
+      // Visitors that change while this runs are scored by the incremental pass; its rows carry a
+      // later version and a later computed_at, so they win over this run's.
       await scoreConfig(deps.store, config, { organizationConfigIds: activeOrganizationConfigIds(configs) })
-      // Activity that arrived while the run read the facts is scored too.
-      await scoreChanged(deps, config, configs, { after: new Date(started - 60_000).toISOString() })
     }
     const counts = config?.is_active ? await countScores(deps.store, config) : { visitors: 0, matches: 0 }
     const durationMs = Date.now() - started
