@@ -85,7 +85,9 @@ async function prepare() {
        FROM numbers(${offset}, ${Math.min(chunk, pageViews - offset)})`,
       { org },
     )
-    log(`page views ${offset + Math.min(chunk, pageViews - offset)} / ${pageViews} (${((Date.now() - t) / 1000).toFixed(1)} s)`)
+    log(
+      `page views ${offset + Math.min(chunk, pageViews - offset)} / ${pageViews} (${((Date.now() - t) / 1000).toFixed(1)} s)`,
+    )
   }
   const identified = Math.floor(visitors * 0.3)
   await store.command(
@@ -100,7 +102,8 @@ async function prepare() {
     { org },
   )
   const t = Date.now()
-  for (const table of ['visitor_facts', 'sessions', 'visitors', 'companies']) await store.command(`OPTIMIZE TABLE ${table} FINAL`)
+  for (const table of ['visitor_facts', 'sessions', 'visitors', 'companies'])
+    await store.command(`OPTIMIZE TABLE ${table} FINAL`)
   log(`merged in ${((Date.now() - t) / 1000).toFixed(1)} s`)
   return org
 }
@@ -128,7 +131,11 @@ const partnerRules = (pageValue) => ({
   ],
 })
 const organizationFilter = (countries) => ({
-  company: { industries: ['SaaS', 'Fintech', 'Health'], employee_size_ranges: ['51-200', '201-500'], countries },
+  company: {
+    industries: ['SaaS', 'Fintech', 'Health'],
+    employee_size_ranges: ['51-200', '201-500'],
+    countries,
+  },
   contact: { job_titles: ['cto', 'vp'], seniorities: ['c-level', 'vp'] },
 })
 
@@ -177,13 +184,20 @@ for (let round = 1; round <= rounds; round++) {
   const params = { organizationId: org }
   results.plain.push(await timed(() => store.command(plainRead, params)))
   results.facts.push(
-    await timed(() => store.command(`SELECT * FROM (${factsQuery()}) FORMAT Null SETTINGS join_use_nulls = 1`, params)),
+    await timed(() =>
+      store.command(`SELECT * FROM (${factsQuery()}) FORMAT Null SETTINGS join_use_nulls = 1`, params),
+    ),
   )
   const partner = config(org, `bench-partner-${round}`, 'partner', partnerRules('/p/1'))
   results.first.push(await timed(() => scoreConfig(store, partner, { organizationConfigIds: [] })))
   const changed = { ...partner, rules: JSON.stringify(partnerRules('/p/2')) }
   results.changed.push(await timed(() => scoreConfig(store, changed, { organizationConfigIds: [] })))
-  const organization = config(org, `bench-organization-${round}`, 'organization', organizationFilter(['US', 'FR']))
+  const organization = config(
+    org,
+    `bench-organization-${round}`,
+    'organization',
+    organizationFilter(['US', 'FR']),
+  )
   await scoreConfig(store, organization, { organizationConfigIds: [] })
   const refiltered = { ...organization, filter: JSON.stringify(organizationFilter(['US', 'DE'])) }
   results.organization.push(await timed(() => scoreConfig(store, refiltered, { organizationConfigIds: [] })))
@@ -192,7 +206,10 @@ for (let round = 1; round <= rounds; round++) {
   await repos.icpConfigs.save(stored)
   results.job.push(
     await timed(() =>
-      runRecalculation({ store, repos, coordination, log: jobLog }, { organizationId: org, configId: 'bench-job' }),
+      runRecalculation(
+        { store, repos, coordination, log: jobLog },
+        { organizationId: org, configId: 'bench-job' },
+      ),
     ),
   )
   log(
