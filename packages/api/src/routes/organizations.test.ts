@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { createOrganization, createPartner } from '@visitor-id/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
@@ -293,6 +294,19 @@ describe('GET /partner/organizations', () => {
     })
     const beyond = (await list('?page=1000')).json()
     expect(beyond.data).toEqual([])
+  })
+
+  it("lists its agencies' sub-organizations, also those without a partner of their own", async () => {
+    // As the CLI makes them: agency set, partner_id not.
+    const { organization } = await createOrganization(h.repos, {
+      name: 'CLI sub-organization',
+      ownerUserId: h.boot.userId,
+      agencyId: h.boot.organizationId,
+    })
+    const ids = (await list('?limit=500')).json().data.map((o: { id: string }) => o.id)
+    expect(ids).toContain(organization.id)
+    const { plainKey } = await createPartner(h.repos, { name: 'Another partner' })
+    expect((await list('?limit=500', plainKey)).json().data).toEqual([])
   })
 
   it.each([

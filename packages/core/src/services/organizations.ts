@@ -161,7 +161,14 @@ export async function setAutoPhoneEnrichment(
   return repos.organizations.save({ ...organization, auto_phone_enrichment: enabled, updated_at: now() })
 }
 
-/** The organizations a partner manages (its own and its agencies' sub-organizations), a page at a time. */
+/**
+ * The organizations a partner manages: its own, and its agencies' sub-organizations, whatever their
+ * own partner_id (the same rule as addressPartnerOrganization).
+ */
+const managedBy = `partner_id = {partnerId:UUID} OR agency_id IN (
+  SELECT id FROM organizations FINAL WHERE partner_id = {partnerId:UUID} AND is_agency)`
+
+/** The organizations a partner manages, a page at a time. */
 export async function listPartnerOrganizations(
   store: Store,
   partnerId: string,
@@ -172,14 +179,11 @@ export async function listPartnerOrganizations(
   // Ordered by creation, then id, so pages never overlap when two organizations share a millisecond.
   const [rows, counts] = await Promise.all([
     store.query<OrganizationRow>(
-      `SELECT ${columns} FROM organizations FINAL WHERE partner_id = {partnerId:UUID}
+      `SELECT ${columns} FROM organizations FINAL WHERE ${managedBy}
        ORDER BY created_at, id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
       params,
     ),
-    store.query<{ n: number }>(
-      'SELECT count() AS n FROM organizations FINAL WHERE partner_id = {partnerId:UUID}',
-      params,
-    ),
+    store.query<{ n: number }>(`SELECT count() AS n FROM organizations FINAL WHERE ${managedBy}`, params),
   ])
   return { rows, total: Number(counts[0]?.n ?? 0) }
 }
