@@ -7,8 +7,8 @@
 // organization-level config matched has icp_match false and icp_score 0).
 import type { SqlColumns } from '@visitor-id/icp-engine'
 
-/** The facts of one organization's visitors, merged from their partial rows. */
-const mergedFacts = `
+/** The facts of one organization's visitors (those `visitorFilter` keeps), merged from their partial rows. */
+const mergedFacts = (visitorFilter: string) => `
 SELECT visitor_id,
   groupUniqArrayArray(utm_source) AS utm_source,
   groupUniqArrayArray(utm_medium) AS utm_medium,
@@ -23,7 +23,7 @@ SELECT visitor_id,
   argMaxMerge(ip_company_id) AS ip_company_id,
   argMaxMerge(contact) AS contact
 FROM visitor_facts
-WHERE organization_id = {organizationId:UUID} __VISITORS__
+WHERE organization_id = {organizationId:UUID} ${visitorFilter}
 GROUP BY visitor_id`
 
 /** The visitors that changed in a window (incremental re-scoring). */
@@ -77,7 +77,7 @@ SELECT f.visitor_id AS visitor_id,
   ${options.withOrganizationResults ? 'toBool(ifNull(o.icp_match, 0))' : 'NULL'} AS icp_match,
   ${options.withOrganizationResults ? 'toBool(ifNull(o.persona_match, 0))' : 'NULL'} AS persona_match,
   ${options.withOrganizationResults ? 'ifNull(o.icp_score, 0)' : 'NULL'} AS icp_score
-FROM (${mergedFacts.replace('__VISITORS__', options.changedOnly ? changedVisitors : '')}) AS f
+FROM (${mergedFacts(options.changedOnly ? changedVisitors : '')}) AS f
 LEFT ANY JOIN (
   SELECT id, industry, domain, employee_size_range, size, city, region, postal_code, country, revenue_range
   FROM companies FINAL
