@@ -9,6 +9,7 @@ import {
   icpStats,
   listIcpConfigs,
   recalculationStatus,
+  requestDependentRecalculations,
   requestRecalculation,
   updateIcpConfig,
 } from '@visitor-id/core'
@@ -207,6 +208,9 @@ export const icpConfigRoutes: Route[] = [
       const after = await updateIcpConfig(services.repos, services.coordination.locks, before, body)
       if (after.is_active && changesScores(before, after))
         await requestRecalculation(services.coordination, after)
+      // Turned off: partner rules that read its results (icp_match & co) are scored again.
+      else if (before.is_active && !after.is_active)
+        await requestDependentRecalculations(services, after.organization_id)
       return present(services, after)
     },
   }),
@@ -225,10 +229,15 @@ export const icpConfigRoutes: Route[] = [
     errors: ['resource_not_found'],
     example: (ids) => ({ params: { organizationId: ids.organizationId, slug: ids.icpConfigSlug } }),
     async handler({ organization, params, services }) {
-      await deleteIcpConfig(
+      const config = await getIcpConfig(
         services.repos,
-        await getIcpConfig(services.repos, addressed(organization).id, 'organization', params.slug),
+        addressed(organization).id,
+        'organization',
+        params.slug,
       )
+      await deleteIcpConfig(services.repos, config)
+      // Partner rules that read its results (icp_match & co) are scored again.
+      if (config.is_active) await requestDependentRecalculations(services, config.organization_id)
       return undefined
     },
   }),

@@ -25,6 +25,7 @@ export {
   type RecalculationStatus,
   recalculationJobName,
   recalculationStatus,
+  requestDependentRecalculations,
   requestRecalculation,
   runRecalculation,
 } from './recalculation.js'

@@ -5,7 +5,7 @@ import type { Coordination } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
 import type { IcpConfigRow, Repositories } from '../store/entities.js'
 import { organizationIcpConfigs } from './configs.js'
-import { activeOrganizationConfigIds, scoreConfig } from './scoring.js'
+import { activeOrganizationConfigIds, configExpressions, scoreConfig } from './scoring.js'
 
 export const recalculationJobName = 'icp.recalculate'
 
@@ -74,6 +74,22 @@ export async function requestRecalculation(
   return status
 }
 
+/**
+ * Partner configs whose rules read the organization-level results (icp_match, persona_match,
+ * icp_score) are scored again once those results change: after a run of an organization-level
+ * config, and when one is turned off or deleted. Returns how many were asked for.
+ */
+export async function requestDependentRecalculations(
+  deps: { repos: Repositories; coordination: Coordination },
+  organizationId: string,
+): Promise<number> {
+  const dependents = (await organizationIcpConfigs(deps.repos, organizationId)).filter(
+    (c) => c.kind === 'partner' && c.is_active && configExpressions(c).readsOrganizationResults,
+  )
+  for (const config of dependents) await requestRecalculation(deps.coordination, config)
+  return dependents.length
+}
+
 export interface RecalculationDeps {
   store: Store
   repos: Repositories
@@ -125,6 +141,8 @@ export async function runRecalculation(deps: RecalculationDeps, job: Recalculati
       await scoreConfig(deps.store, config, { organizationConfigIds: activeOrganizationConfigIds(configs) })
     }
     const counts = config?.is_active ? await countScores(deps.store, config) : { visitors: 0, matches: 0 }
+    // Partner rules that read these results are stale now; asked for before this run reports success.
+    if (config?.kind === 'organization') await requestDependentRecalculations(deps, job.organizationId)
     const durationMs = Date.now() - started
     const latest = await recalculationStatus(coordination, job.configId)
     const askedAgain = latest !== null && latest.requestedAt > startedAt
