@@ -1,17 +1,17 @@
 // Spec section "ICP configs, organization-level". A config is a filter (DESIGN.md, "Contacts, lists
 // and audiences"); creating it, or changing its filter or isActive, scores every visitor again.
 import {
-  changesScores,
-  createIcpConfig,
-  deleteIcpConfig,
+  addIcpConfig,
+  changeIcpConfig,
   getIcpConfig,
+  type IcpConfigKind,
   type IcpConfigRow,
   icpStats,
   listIcpConfigs,
+  type OrganizationRow,
   recalculationStatus,
-  requestDependentRecalculations,
+  removeIcpConfig,
   requestRecalculation,
-  updateIcpConfig,
 } from '@visitor-id/core'
 import { z } from 'zod'
 import { iso } from '../presenters.js'
@@ -37,7 +37,17 @@ const exampleFilter = {
   contact: { job_titles: ['CTO', 'VP Engineering'], seniorities: ['c-level', 'vp'] },
 }
 
-/** A config as the organization API shows it, with its last recalculation. */
+/** The config of this kind with this slug in the addressed organization, or 404. */
+export function configOf(
+  services: ApiServices,
+  organization: OrganizationRow | undefined,
+  slug: string,
+  kind: IcpConfigKind = 'organization',
+): Promise<IcpConfigRow> {
+  return getIcpConfig(services.repos, addressed(organization).id, kind, slug)
+}
+
+/** A config's last recalculation, with ISO 8601 times. */
 export async function presentRecalculation(services: ApiServices, config: IcpConfigRow) {
   const status = await recalculationStatus(services.coordination, config.id)
   if (!status) return null
@@ -49,6 +59,7 @@ export async function presentRecalculation(services: ApiServices, config: IcpCon
   }
 }
 
+/** A config as the organization API shows it, with its last recalculation. */
 async function present(services: ApiServices, config: IcpConfigRow) {
   return {
     slug: config.slug,
@@ -106,14 +117,7 @@ export const icpConfigRoutes: Route[] = [
       body: { name: 'Enterprise US', filter: exampleFilter, priority: 1 },
     }),
     async handler({ organization, body, services }) {
-      const config = await createIcpConfig(
-        services.repos,
-        services.coordination.locks,
-        addressed(organization).id,
-        'organization',
-        body,
-      )
-      if (config.is_active) await requestRecalculation(services.coordination, config)
+      const config = await addIcpConfig(services, addressed(organization).id, 'organization', body)
       return present(services, config)
     },
   }),
@@ -173,10 +177,7 @@ export const icpConfigRoutes: Route[] = [
     errors: ['resource_not_found'],
     example: (ids) => ({ params: { organizationId: ids.organizationId, slug: ids.icpConfigSlug } }),
     async handler({ organization, params, services }) {
-      return present(
-        services,
-        await getIcpConfig(services.repos, addressed(organization).id, 'organization', params.slug),
-      )
+      return present(services, await configOf(services, organization, params.slug))
     },
   }),
   defineRoute({
@@ -199,19 +200,8 @@ export const icpConfigRoutes: Route[] = [
       body: { filter: exampleFilter, isActive: true },
     }),
     async handler({ organization, params, body, services }) {
-      const before = await getIcpConfig(
-        services.repos,
-        addressed(organization).id,
-        'organization',
-        params.slug,
-      )
-      const after = await updateIcpConfig(services.repos, services.coordination.locks, before, body)
-      if (after.is_active && changesScores(before, after))
-        await requestRecalculation(services.coordination, after)
-      // Turned off: partner rules that read its results (icp_match & co) are scored again.
-      else if (before.is_active && !after.is_active)
-        await requestDependentRecalculations(services, after.organization_id)
-      return present(services, after)
+      const before = await configOf(services, organization, params.slug)
+      return present(services, await changeIcpConfig(services, before, body))
     },
   }),
   defineRoute({
@@ -229,15 +219,8 @@ export const icpConfigRoutes: Route[] = [
     errors: ['resource_not_found'],
     example: (ids) => ({ params: { organizationId: ids.organizationId, slug: ids.icpConfigSlug } }),
     async handler({ organization, params, services }) {
-      const config = await getIcpConfig(
-        services.repos,
-        addressed(organization).id,
-        'organization',
-        params.slug,
-      )
-      await deleteIcpConfig(services.repos, config)
-      // Partner rules that read its results (icp_match & co) are scored again.
-      if (config.is_active) await requestDependentRecalculations(services, config.organization_id)
+      const config = await configOf(services, organization, params.slug)
+      await removeIcpConfig(services, config)
       return undefined
     },
   }),
@@ -262,12 +245,7 @@ export const icpConfigRoutes: Route[] = [
     errors: ['resource_not_found'],
     example: (ids) => ({ params: { organizationId: ids.organizationId, slug: ids.icpConfigSlug } }),
     async handler({ organization, params, services }) {
-      const config = await getIcpConfig(
-        services.repos,
-        addressed(organization).id,
-        'organization',
-        params.slug,
-      )
+      const config = await configOf(services, organization, params.slug)
       await requestRecalculation(services.coordination, config)
       return { slug: config.slug, recalculation: (await presentRecalculation(services, config))! }
     },

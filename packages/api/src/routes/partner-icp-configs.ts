@@ -2,15 +2,12 @@
 // manages. Partner configs have no recalculate route: creating one, or changing its rules or
 // isActive, scores every visitor of the organization again.
 import {
-  changesScores,
-  createIcpConfig,
-  deleteIcpConfig,
-  getIcpConfig,
+  addIcpConfig,
+  changeIcpConfig,
   type IcpConfigRow,
   icpStats,
   listIcpConfigs,
-  requestRecalculation,
-  updateIcpConfig,
+  removeIcpConfig,
 } from '@visitor-id/core'
 import { z } from 'zod'
 import { iso } from '../presenters.js'
@@ -23,7 +20,7 @@ import {
   slugParams,
 } from '../schemas/icp.js'
 import { addressed } from './context.js'
-import { presentRecalculation } from './icp-configs.js'
+import { configOf, presentRecalculation } from './icp-configs.js'
 
 const organizationParams = z.object({
   organizationId: z.string().min(1).max(64).describe('Organization id (UUID)'),
@@ -105,19 +102,12 @@ export const partnerIcpConfigRoutes: Route[] = [
       body: { label: 'Enterprise US', rules: exampleRules, priority: 1 },
     }),
     async handler({ organization, body, services }) {
-      const config = await createIcpConfig(
-        services.repos,
-        services.coordination.locks,
-        addressed(organization).id,
-        'partner',
-        {
-          name: body.label,
-          rules: body.rules,
-          priority: body.priority,
-          isActive: body.isActive,
-        },
-      )
-      if (config.is_active) await requestRecalculation(services.coordination, config)
+      const config = await addIcpConfig(services, addressed(organization).id, 'partner', {
+        name: body.label,
+        rules: body.rules,
+        priority: body.priority,
+        isActive: body.isActive,
+      })
       return { icpConfig: await present(services, config) }
     },
   }),
@@ -180,7 +170,7 @@ export const partnerIcpConfigRoutes: Route[] = [
     errors: ['resource_not_found'],
     example: (ids) => ({ params: { organizationId: ids.organizationId, slug: ids.partnerIcpConfigSlug } }),
     async handler({ organization, params, services }) {
-      const config = await getIcpConfig(services.repos, addressed(organization).id, 'partner', params.slug)
+      const config = await configOf(services, organization, params.slug, 'partner')
       return { icpConfig: await present(services, config) }
     },
   }),
@@ -202,15 +192,13 @@ export const partnerIcpConfigRoutes: Route[] = [
       body: { priority: 2, isActive: true },
     }),
     async handler({ organization, params, body, services }) {
-      const before = await getIcpConfig(services.repos, addressed(organization).id, 'partner', params.slug)
-      const after = await updateIcpConfig(services.repos, services.coordination.locks, before, {
+      const before = await configOf(services, organization, params.slug, 'partner')
+      const after = await changeIcpConfig(services, before, {
         name: body.label,
         rules: body.rules,
         priority: body.priority,
         isActive: body.isActive,
       })
-      if (after.is_active && changesScores(before, after))
-        await requestRecalculation(services.coordination, after)
       return { icpConfig: await present(services, after) }
     },
   }),
@@ -227,10 +215,7 @@ export const partnerIcpConfigRoutes: Route[] = [
     errors: ['resource_not_found'],
     example: (ids) => ({ params: { organizationId: ids.organizationId, slug: ids.partnerIcpConfigSlug } }),
     async handler({ organization, params, services }) {
-      await deleteIcpConfig(
-        services.repos,
-        await getIcpConfig(services.repos, addressed(organization).id, 'partner', params.slug),
-      )
+      await removeIcpConfig(services, await configOf(services, organization, params.slug, 'partner'))
       return undefined
     },
   }),

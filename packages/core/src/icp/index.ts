@@ -30,5 +30,6 @@ export {
   runRecalculation,
 } from './recalculation.js'
 export { activeOrganizationConfigIds, configExpressions, scoreConfig } from './scoring.js'
+export { addIcpConfig, changeIcpConfig, type IcpServiceDeps, removeIcpConfig } from './service.js'
 export { type IcpStats, icpStats } from './stats.js'
 export { type VisitorIcp, visitorIcp } from './statuses.js'
