@@ -1,7 +1,6 @@
 // Spec section "ICP configs, organization-level", end to end: the routes, the recalculation job the
 // worker runs, the stats and the visitor profile's statuses, and incremental re-scoring of new
 // activity. The tenant and scope matrix (matrix.test.ts) covers 401/403 for every route.
-import { randomUUID } from 'node:crypto'
 import { timeUntil } from '@visitor-id/core/testing'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -67,40 +66,11 @@ async function settled(tenant: Tenant, slug: string) {
   return config as Record<string, unknown> & { recalculation: Recalculation }
 }
 
-async function company(fields: { industry: string; country: string }) {
-  const id = `cmp_${randomUUID().slice(0, 8)}`
-  const at = new Date().toISOString()
-  await h.store.insert('companies', [
-    { id, name: `Company ${id}`, ...fields, created_at: at, updated_at: at, version: 1 },
-  ])
-  return id
-}
+const company = (fields: { industry: string; country: string }) => h.seedCompany(fields)
 
-/** Two page views of one session, attributed to `companyId` the way ingest does for a company IP. */
+/** Two page views of one session from the US, attributed to `companyId` as ingest does for a company IP. */
 async function visit(organizationId: string, options: { visitorId?: string; companyId?: string } = {}) {
-  const visitorId = options.visitorId ?? randomUUID()
-  const sessionId = randomUUID()
-  const start = Date.now() - 60_000
-  await h.store.insert(
-    'page_views',
-    [0, 1].map((i) => ({
-      event_id: randomUUID(),
-      organization_id: organizationId,
-      visitor_id: visitorId,
-      session_id: sessionId,
-      type: 'pageview',
-      timestamp: new Date(start + i * 10_000).toISOString(),
-      received_at: new Date(start + i * 10_000).toISOString(),
-      url: `https://shop.test/pricing-${i}`,
-      path: `/pricing-${i}`,
-      hostname: 'shop.test',
-      title: 'Pricing',
-      ip: '198.51.100.7',
-      country: 'US',
-      company_id: options.companyId ?? '',
-    })),
-  )
-  return visitorId
+  return (await h.seedVisitor(organizationId, 2, { ...options, country: 'US', utmSource: '' })).visitorId
 }
 
 async function profile(tenant: Tenant, visitorId: string) {

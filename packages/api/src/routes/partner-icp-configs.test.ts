@@ -116,28 +116,7 @@ async function profile(organizationId: string, visitorId: string) {
 
 /** Two page views of one visitor from `country`, without UTM parameters. */
 async function visit(organizationId: string, country: string) {
-  const visitorId = randomUUID()
-  const sessionId = randomUUID()
-  const start = Date.now() - 60_000
-  await h.store.insert(
-    'page_views',
-    [0, 1].map((i) => ({
-      event_id: randomUUID(),
-      organization_id: organizationId,
-      visitor_id: visitorId,
-      session_id: sessionId,
-      type: 'pageview',
-      timestamp: new Date(start + i * 10_000).toISOString(),
-      received_at: new Date(start + i * 10_000).toISOString(),
-      url: `https://shop.test/docs-${i}`,
-      path: `/docs-${i}`,
-      hostname: 'shop.test',
-      title: 'Docs',
-      ip: '192.0.2.10',
-      country,
-    })),
-  )
-  return visitorId
+  return (await h.seedVisitor(organizationId, 2, { country, utmSource: '' })).visitorId
 }
 
 describe('POST /partner/organizations/{id}/icp-configs', () => {
@@ -708,30 +687,9 @@ describe('end to end: rules, recalculation, stats and the profile', () => {
 describe('partner rules that build on the organization-level results', () => {
   it('follow them: a new filter, turning the config off and on, and deleting it score them again', async () => {
     const organizationId = await managedOrganization()
-    const at = new Date().toISOString()
-    const companyId = `cmp_${randomUUID().slice(0, 8)}`
-    await h.store.insert('companies', [
-      { id: companyId, name: 'Acme', industry: 'SaaS', created_at: at, updated_at: at, version: 1 },
-    ])
-    const fit = randomUUID()
-    await h.store.insert('page_views', [
-      {
-        event_id: randomUUID(),
-        organization_id: organizationId,
-        visitor_id: fit,
-        session_id: randomUUID(),
-        type: 'pageview',
-        timestamp: at,
-        received_at: at,
-        url: 'https://shop.test/',
-        path: '/',
-        hostname: 'shop.test',
-        title: 'Home',
-        ip: '192.0.2.20',
-        country: 'US',
-        company_id: companyId,
-      },
-    ])
+    const companyId = await h.seedCompany({ name: 'Acme', industry: 'SaaS' })
+    const fit = (await h.seedVisitor(organizationId, 1, { country: 'US', utmSource: '', companyId }))
+      .visitorId
     const other = (await h.seedVisitor(organizationId)).visitorId
     const organizationSettled = async (slug: string) => {
       await timeUntil(

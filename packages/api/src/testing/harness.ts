@@ -42,8 +42,18 @@ export interface Harness {
   addMember(organizationId: string): Promise<string>
   /** A new ICP config of the organization (no recalculation is asked); returns its slug. */
   createIcpConfig(organizationId: string, kind: IcpConfigKind): Promise<string>
-  /** Page views of one visitor in one session, straight into the store (the MV makes the session). */
-  seedVisitor(organizationId: string, pages?: number): Promise<{ visitorId: string; sessionId: string }>
+  /**
+   * Page views of one visitor in one session, straight into the store (the views make the session
+   * and the visitor facts): from Germany with `utm_source=news` unless told otherwise, and with the
+   * company ingest would attribute to its IP, if any.
+   */
+  seedVisitor(
+    organizationId: string,
+    pages?: number,
+    options?: { visitorId?: string; country?: string; utmSource?: string; companyId?: string },
+  ): Promise<{ visitorId: string; sessionId: string }>
+  /** An imported company with these fields; returns its id. */
+  seedCompany(fields: Record<string, string>): Promise<string>
   stop(): Promise<void>
 }
 
@@ -120,8 +130,16 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       })
       return config.slug
     },
-    async seedVisitor(organizationId, pages = 2) {
-      const visitorId = randomUUID()
+    async seedCompany(fields) {
+      const id = `cmp_${randomUUID().slice(0, 8)}`
+      const at = new Date().toISOString()
+      await store.insert('companies', [
+        { id, name: `Company ${id}`, ...fields, created_at: at, updated_at: at, version: 1 },
+      ])
+      return id
+    },
+    async seedVisitor(organizationId, pages = 2, options = {}) {
+      const visitorId = options.visitorId ?? randomUUID()
       const sessionId = randomUUID()
       const start = Date.now() - 120_000
       const rows = Array.from({ length: pages }, (_, i) => ({
@@ -136,11 +154,12 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
         path: `/page-${i}`,
         hostname: 'shop.test',
         title: `Page ${i}`,
-        utm_source: 'news',
+        utm_source: options.utmSource ?? 'news',
         ip: '203.0.113.7',
-        country: 'DE',
+        country: options.country ?? 'DE',
         asn: 3320,
         tracking_params: { gclid: 'abc' },
+        company_id: options.companyId ?? '',
       }))
       await store.insert('page_views', rows)
       return { visitorId, sessionId }
