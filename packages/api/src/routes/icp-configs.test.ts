@@ -1,6 +1,7 @@
 // Spec section "ICP configs, organization-level", end to end: the routes, the recalculation job the
 // worker runs, the stats and the visitor profile's statuses, and incremental re-scoring of new
 // activity. The tenant and scope matrix (matrix.test.ts) covers 401/403 for every route.
+import type { RecalculationStatus } from '@visitor-id/core'
 import { timeUntil } from '@visitor-id/core/testing'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -44,16 +45,7 @@ async function create(tenant: Tenant, body: object) {
   return response.json()
 }
 
-interface Recalculation {
-  status: 'queued' | 'running' | 'succeeded' | 'failed'
-  requestedAt: string
-  startedAt: string | null
-  finishedAt: string | null
-  visitors: number | null
-  matches: number | null
-  durationMs: number | null
-  error: string | null
-}
+type Recalculation = RecalculationStatus
 
 /** The config once its last recalculation has succeeded (fails on a failed run). */
 async function settled(tenant: Tenant, slug: string) {

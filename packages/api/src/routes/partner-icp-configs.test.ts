@@ -2,7 +2,7 @@
 // partner manages, their recalculation, stats and the visitor profile's statuses. The tenant and
 // scope matrix (matrix.test.ts) covers 401/403 for every route.
 import { randomUUID } from 'node:crypto'
-import { createOrganization, createPartner, createUser } from '@visitor-id/core'
+import { createOrganization, createPartner, createUser, type RecalculationStatus } from '@visitor-id/core'
 import { timeUntil } from '@visitor-id/core/testing'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -76,16 +76,7 @@ async function create(organizationId: string, body: object) {
   return response.json().icpConfig
 }
 
-interface Recalculation {
-  status: 'queued' | 'running' | 'succeeded' | 'failed'
-  requestedAt: string
-  startedAt: string | null
-  finishedAt: string | null
-  visitors: number | null
-  matches: number | null
-  durationMs: number | null
-  error: string | null
-}
+type Recalculation = RecalculationStatus
 
 /** The config once its last recalculation has succeeded (fails on a failed run). */
 async function settled(organizationId: string, slug: string) {
