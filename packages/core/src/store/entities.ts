@@ -120,8 +120,8 @@ export interface CompanyRow {
 
 /**
  * An ICP config (migration 0006). Organization-level configs (`kind: 'organization'`) hold a
- * filter, compiled to `rules`; partner-level configs hold their rules. Slugs are unique per
- * organization across both kinds.
+ * filter, compiled to engine rules when scored; partner-level configs hold their rules. Slugs are
+ * unique per organization across both kinds.
  */
 export interface IcpConfigRow {
   id: string
@@ -132,7 +132,7 @@ export interface IcpConfigRow {
   name: string
   /** Organization configs: the filter as JSON; '' for partner configs. */
   filter: string
-  /** The rules as JSON (parseRules input); for organization configs, compiled from the filter. */
+  /** Partner configs: the rules as JSON (parseRules input); '' for organization configs. */
   rules: string
   priority: number
   is_active: boolean
