@@ -17,6 +17,8 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
     TRUST_PROXY: '1',
     INGEST_BATCH_MS: '20',
+    // Companies here come from the ASN data alone; reverse DNS has test/ingest-reverse-dns.test.ts.
+    REVERSE_DNS: '0',
   })
   server = running.server
   keys = running.keys

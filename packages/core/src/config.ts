@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import path from 'node:path'
 import { z } from 'zod'
 
@@ -64,6 +65,10 @@ export const configSchema = z.object({
   ANONYMOUS_IP_LISTS: optionalString,
   HOSTING_IP_LISTS: optionalString,
   COMPANY_IPS_REFRESH_MS: z.coerce.number().int().min(1000).default(300_000),
+  DNS_SERVERS: optionalString.refine((v) => pathList(v).every(isDnsServer), {
+    message: 'must be a comma-separated list of ip, ip:port or [ipv6]:port',
+  }),
+  REVERSE_DNS: boolean.default(true),
   BOOTSTRAP: boolean.default(true),
   API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000_000).default(1000),
   METRICS_TOKEN: optionalString.refine((v) => v === undefined || /^[\x21-\x7e]{16,256}$/.test(v), {
@@ -113,6 +118,10 @@ export interface Config {
     hostingIpLists: string[]
     /** How often imported company IP ranges are reloaded. */
     companyIpsRefreshMs: number
+    /** DNS servers (`ip`, `ip:port`, `[ipv6]:port`) for reverse DNS; empty: the system's. */
+    dnsServers: string[]
+    /** Company by reverse DNS (PTR name -> registered domain -> company). */
+    reverseDns: boolean
   }
   bootstrap: boolean
   /** Requests per minute per API key. */
@@ -130,6 +139,15 @@ const pathList = (value: string | undefined) =>
     .split(',')
     .map((item) => item.trim())
     .filter(Boolean)
+
+/** `ip`, `ip:port` or `[ipv6]:port`: what node:dns `setServers` accepts (addresses, not names). */
+function isDnsServer(server: string): boolean {
+  const bracketed = /^\[(.+)\]:(\d{1,5})$/.exec(server)
+  if (bracketed) return isIP(bracketed[1]!) === 6 && Number(bracketed[2]) <= 65535
+  const withPort = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(server)
+  if (withPort) return isIP(withPort[1]!) === 4 && Number(withPort[2]) <= 65535
+  return isIP(server) !== 0
+}
 
 /** A bad setting: `message` is one line naming the variable, fit to print without a stack trace. */
 export class ConfigError extends Error {
@@ -181,6 +199,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       anonymousIpLists: pathList(c.ANONYMOUS_IP_LISTS),
       hostingIpLists: pathList(c.HOSTING_IP_LISTS),
       companyIpsRefreshMs: c.COMPANY_IPS_REFRESH_MS,
+      dnsServers: pathList(c.DNS_SERVERS),
+      reverseDns: c.REVERSE_DNS,
     },
     bootstrap: c.BOOTSTRAP,
     apiRateLimit: c.API_RATE_LIMIT,

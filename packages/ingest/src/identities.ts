@@ -1,8 +1,9 @@
 // After a batch is in ClickHouse: identify hits upsert the visitor (email, first/last seen,
 // identified_at) so the API's visitor profile shows the contact, before the hit is acknowledged.
-// A company derived from a business ASN gets its `companies` row once per process, written in the
-// background a few rows at a time: it is derived data (the ASN table can always rebuild it), so
-// it must not slow the acknowledgement down. Page views alone never touch entity tables.
+// A company derived from a business ASN (`as<number>`) or from a reverse DNS domain no imported
+// company has (`dns:<domain>`) gets its `companies` row once per process, written in the
+// background a few rows at a time: it is derived data (the ASN table or DNS can always rebuild
+// it), so it must not slow the acknowledgement down. Page views alone never touch entity tables.
 import {
   type CompanyRow,
   nextVersion,
@@ -17,7 +18,7 @@ export interface IdentityWriterOptions {
   repos: Repositories
   /** Called for each visitor identified for the first time (e.g. to start identification jobs). */
   onIdentified?: (visitor: VisitorRow) => Promise<void>
-  /** How often new ASN companies are written (default 2 s). */
+  /** How often new derived (ASN, DNS) companies are written (default 2 s). */
   companyFlushMs?: number
   onError?: (error: unknown) => void
 }
@@ -73,12 +74,14 @@ export function createIdentityWriter(options: IdentityWriterOptions): IdentityWr
     if (!existing?.identified_at) await options.onIdentified?.(visitor)
   }
 
-  const asnCompany = (row: PageViewRow): CompanyRow => {
+  /** The row of a derived company: `as<number>` named after the ASN owner, `dns:<domain>` after the domain. */
+  const derivedCompany = (row: PageViewRow): CompanyRow => {
     const now = new Date().toISOString()
+    const domain = row.company_id.startsWith('dns:') ? row.company_id.slice(4) : ''
     return {
       id: row.company_id,
-      name: row.isp,
-      domain: '',
+      name: domain || row.isp,
+      domain,
       industry: '',
       size: '',
       employee_size_range: '',
@@ -93,7 +96,7 @@ export function createIdentityWriter(options: IdentityWriterOptions): IdentityWr
       region: '',
       postal_code: '',
       country: row.country,
-      source: 'asn',
+      source: domain ? 'dns' : 'asn',
       created_at: now,
       updated_at: now,
     }
@@ -132,11 +135,11 @@ export function createIdentityWriter(options: IdentityWriterOptions): IdentityWr
         if (row.type === 'identify' && row.email)
           identified.set(`${row.organization_id}/${row.visitor_id}`, row)
         if (
-          /^as\d+$/.test(row.company_id) &&
+          /^(?:as\d+$|dns:)/.test(row.company_id) &&
           !knownCompanies.has(row.company_id) &&
           !waiting.has(row.company_id)
         ) {
-          waiting.set(row.company_id, asnCompany(row))
+          waiting.set(row.company_id, derivedCompany(row))
         }
       }
       for (const row of identified.values()) await upsertVisitor(row)

@@ -44,6 +44,13 @@ export {
   type IpIntelligenceOptions,
 } from './ip/ip-intelligence.js'
 export {
+  createReverseDns,
+  organizationDomain,
+  type ReverseDns,
+  type ReverseDnsOptions,
+  type ReverseDnsOutcome,
+} from './ip/reverse-dns.js'
+export {
   createIngestMetrics,
   createMetricsRegistry,
   type IngestMetrics,

@@ -2,6 +2,7 @@
 // gauges, rendered on demand. The server mounts GET /metrics (behind METRICS_TOKEN, else loopback only).
 import { appError, safeEqual, sha256Hex } from '@visitor-id/core'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { type ReverseDnsOutcome, reverseDnsOutcomes } from './ip/reverse-dns.js'
 import { type DropReason, dropReasons } from './pipeline/index.js'
 
 type Labels = Record<string, string>
@@ -69,6 +70,8 @@ export interface IngestMetrics {
   batchWritten(): void
   writeError(): void
   overloaded(): void
+  /** One reverse DNS query and what it found. */
+  reverseDnsLookup(outcome: ReverseDnsOutcome): void
 }
 
 /** Registers the ingest metrics; `spoolBytes` is read when /metrics is scraped. */
@@ -90,8 +93,13 @@ export function createIngestMetrics(registry: MetricsRegistry, spoolBytes: () =>
   )
   const overloaded = registry.counter('vid_ingest_overloaded_total', 'Requests answered 503 (spool full).')
   registry.gauge('vid_ingest_spool_bytes', 'Bytes in the spool not yet replayed.', spoolBytes)
+  const reverseDns = registry.counter(
+    'vid_ingest_reverse_dns_lookups_total',
+    'Reverse DNS queries, by outcome (domain, skipped, not_found, failed).',
+  )
   // Every reason appears from the start, so dashboards see zeros rather than gaps.
   for (const reason of dropReasons) dropped(0, { reason })
+  for (const outcome of reverseDnsOutcomes) reverseDns(0, { outcome })
   return {
     registry,
     accepted: (count) => accepted(count),
@@ -101,6 +109,7 @@ export function createIngestMetrics(registry: MetricsRegistry, spoolBytes: () =>
     batchWritten: () => batches(1),
     writeError: () => errors(1),
     overloaded: () => overloaded(1),
+    reverseDnsLookup: (outcome) => reverseDns(1, { outcome }),
   }
 }
 

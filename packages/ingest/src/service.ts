@@ -34,7 +34,7 @@ export interface IngestService {
   writer: BatchWriter<PageViewRow>
   durable: DurableSink
   spool: Spool<PageViewRow>
-  /** Starts the spool replay and the company-range refresh; logs what data was loaded. */
+  /** Starts the spool replay and the company refresh (ranges, domains); logs what data was loaded. */
   start(log: LogLike): void
   /** Flushes every buffered hit (to ClickHouse or the spool) and stops background work. */
   close(): Promise<void>
@@ -64,13 +64,17 @@ export async function createIngestService(options: IngestServiceOptions): Promis
       : [],
     anonymousIpLists: settings.anonymousIpLists,
     hostingIpLists: settings.hostingIpLists,
+    reverseDns: settings.reverseDns && {
+      servers: settings.dnsServers,
+      onLookup: metrics.reverseDnsLookup,
+    },
   })
   const trackingKeys = createTrackingKeyCache({ repos })
   const pipeline = createHitPipeline({ trackingKeys, ipIntelligence })
   const identities = createIdentityWriter({
     store,
     repos,
-    onError: (error) => log?.warn({ err: error }, 'ingest: ASN companies not written yet'),
+    onError: (error) => log?.warn({ err: error }, 'ingest: derived companies not written yet'),
     ...(options.onIdentified ? { onIdentified: options.onIdentified } : {}),
   })
   const durable = createDurableSink({
@@ -104,13 +108,14 @@ export async function createIngestService(options: IngestServiceOptions): Promis
       logger.info({ ...ipIntelligence.sources, pipeline: pipeline.steps.join(' > ') }, 'ingest: ready')
       refresh = setInterval(() => {
         ipIntelligence.reloadCompanies().catch((error: unknown) => {
-          logger.warn({ err: error }, 'ingest: company ranges not reloaded')
+          logger.warn({ err: error }, 'ingest: company ranges and domains not reloaded')
         })
       }, settings.companyIpsRefreshMs)
       refresh.unref()
     },
     async close() {
       if (refresh) clearInterval(refresh)
+      ipIntelligence.close()
       await writer.close()
       await durable.stop()
       await identities.close()

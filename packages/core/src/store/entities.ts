@@ -94,7 +94,10 @@ export interface VisitorRow {
   updated_at: string
 }
 
-/** A company: imported (`source: 'import'`) or the owner of a business ASN (`source: 'asn'`, id `as<number>`). */
+/**
+ * A company: imported (`source: 'import'`), the owner of a business ASN (`source: 'asn'`, id
+ * `as<number>`) or named by a reverse DNS domain no imported company has (`source: 'dns'`, id `dns:<domain>`).
+ */
 export interface CompanyRow {
   id: string
   name: string
@@ -113,7 +116,7 @@ export interface CompanyRow {
   region: string
   postal_code: string
   country: string
-  source: 'import' | 'asn'
+  source: 'import' | 'asn' | 'dns'
   created_at: string
   updated_at: string
 }

@@ -1,12 +1,13 @@
 // The ingest pipeline, one explicit list of steps per hit (see ARCHITECTURE.md):
 //   filters:    tracking key -> origin -> bot -> privacy signals -> identify needs an email
-//   enrichment: network (IP: geo, ISP/ASN, connection type, company) -> device (user agent)
+//   enrichment: network (IP: geo, ISP/ASN, connection type, company by range, reverse DNS or ASN)
+//               -> device (user agent)
 //               -> referrer (search engine, term) -> campaign (UTM, click ids)
 // A filtered hit is dropped and counted by reason; it is never stored.
 import type { PixelConfigRow } from '@visitor-id/core'
 import { wire } from '@visitor-id/pixel'
 import { type Hit, isTrackingKeyShape } from '../collect-schema.js'
-import type { IpIntelligence } from '../ip/ip-intelligence.js'
+import type { IpInfo, IpIntelligence } from '../ip/ip-intelligence.js'
 import { type PageViewRow, toPageViewRow } from '../page-view-row.js'
 import type { TrackingKeyCache } from '../tracking-keys.js'
 import { isBotHit } from './bot.js'
@@ -39,9 +40,13 @@ interface StepInput {
   config: PixelConfigRow
 }
 
-type EnrichmentStep = (row: PageViewRow, input: StepInput) => void
+/** A step may return a promise (only the network step does, while a reverse DNS query is pending). */
+type EnrichmentStep = (row: PageViewRow, input: StepInput) => void | Promise<void>
 
-/** IP -> geo, ISP, ASN, connection type, hosting / anonymous, company. The IP itself only if allowed. */
+/**
+ * IP -> geo, ISP, ASN, connection type, hosting / anonymous, company. The IP itself only if allowed.
+ * The company by reverse DNS may take a query: the hit waits for it a few tens of ms at most.
+ */
 const network =
   (intelligence: IpIntelligence | undefined): EnrichmentStep =>
   (row, { request, config }) => {
@@ -49,18 +54,23 @@ const network =
       row.ip = config.ip_tracking ? request.ip : ''
       return
     }
-    const info = intelligence.lookup(request.ip)
-    row.ip = config.ip_tracking ? info.ip : ''
-    row.country = info.country
-    row.region = info.region
-    row.city = info.city
-    row.isp = info.isp
-    row.asn = info.asn
-    row.connection_type = info.connectionType
-    row.is_hosting = info.isHosting
-    row.is_anonymous = info.isAnonymous
-    row.company_id = info.companyId
+    const info = intelligence.resolve(request.ip)
+    if (info instanceof Promise) return info.then((resolved) => applyIpInfo(row, resolved, config))
+    applyIpInfo(row, info, config)
   }
+
+function applyIpInfo(row: PageViewRow, info: IpInfo, config: PixelConfigRow) {
+  row.ip = config.ip_tracking ? info.ip : ''
+  row.country = info.country
+  row.region = info.region
+  row.city = info.city
+  row.isp = info.isp
+  row.asn = info.asn
+  row.connection_type = info.connectionType
+  row.is_hosting = info.isHosting
+  row.is_anonymous = info.isAnonymous
+  row.company_id = info.companyId
+}
 
 const device: EnrichmentStep = (row, { request }) => {
   const agent = parseUserAgent(request.userAgent)
@@ -129,7 +139,10 @@ export function createHitPipeline(options: HitPipelineOptions): HitPipeline {
       if (hit[wire.event] === 'id' && !hit[wire.email]) return { drop: 'invalid' }
       const row = toPageViewRow(hit, config, request, url)
       const input = { hit, url, request, config }
-      for (const [, step] of enrichment) step(row, input)
+      for (const [, step] of enrichment) {
+        const pending = step(row, input)
+        if (pending) await pending
+      }
       return { row }
     },
   }
