@@ -33,8 +33,8 @@ export function presentApiKey(row: ApiKeyRow) {
   }
 }
 
-/** An organization as the API shows it. */
-export function presentOrganization(row: OrganizationRow) {
+/** An organization as the API shows it, with its credit balance (the sum of its ledger). */
+export function presentOrganization(row: OrganizationRow, identificationCredits: number) {
   return {
     id: row.id,
     name: row.name,
@@ -44,6 +44,7 @@ export function presentOrganization(row: OrganizationRow) {
     agencyId: row.agency_id,
     maxOverages: row.max_overages,
     autoPhoneEnrichmentEnabled: row.auto_phone_enrichment,
+    identificationCredits,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   }

@@ -16,6 +16,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       trustProxy: false,
       apiRateLimit: 1000,
+      initialCredits: 1000,
       metricsToken: undefined,
     })
   })
@@ -38,6 +39,7 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'debug',
       TRUST_PROXY: 'true',
       API_RATE_LIMIT: '50',
+      INITIAL_CREDITS: '0',
       METRICS_TOKEN: 'a-long-enough-scrape-token',
     })
     expect(config).toMatchObject({
@@ -56,6 +58,7 @@ describe('loadConfig', () => {
       redis: { url: 'redis://r:6379' },
       trustProxy: true,
       apiRateLimit: 50,
+      initialCredits: 0,
       metricsToken: 'a-long-enough-scrape-token',
     })
   })
@@ -73,6 +76,8 @@ describe('loadConfig', () => {
     [{ TRUST_PROXY: 'maybe' }, /^Invalid TRUST_PROXY/],
     [{ METRICS_TOKEN: 'short' }, /^Invalid METRICS_TOKEN: must be 16 to 256 printable characters/],
     [{ METRICS_TOKEN: 'has a space in the middle' }, /^Invalid METRICS_TOKEN/],
+    [{ INITIAL_CREDITS: '-1' }, /^Invalid INITIAL_CREDITS \(got "-1"\)/],
+    [{ INITIAL_CREDITS: '2.5' }, /^Invalid INITIAL_CREDITS/],
   ])('rejects %j with one line naming the variable', (env, message) => {
     const error = (() => {
       try {

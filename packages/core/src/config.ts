@@ -71,6 +71,7 @@ export const configSchema = z.object({
   REVERSE_DNS: boolean.default(true),
   BOOTSTRAP: boolean.default(true),
   API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000_000).default(1000),
+  INITIAL_CREDITS: z.coerce.number().int().min(0).max(1_000_000_000).default(1000),
   METRICS_TOKEN: optionalString.refine((v) => v === undefined || /^[\x21-\x7e]{16,256}$/.test(v), {
     message: 'must be 16 to 256 printable characters without spaces',
   }),
@@ -126,6 +127,8 @@ export interface Config {
   bootstrap: boolean
   /** Requests per minute per API key. */
   apiRateLimit: number
+  /** Identification credits a new organization's ledger opens with (0: none). */
+  initialCredits: number
   /**
    * Bearer token that GET /metrics requires when set; unset, /metrics answers loopback clients only
    * (judged by the socket address, never a forwarded one).
@@ -204,6 +207,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     bootstrap: c.BOOTSTRAP,
     apiRateLimit: c.API_RATE_LIMIT,
+    initialCredits: c.INITIAL_CREDITS,
     metricsToken: c.METRICS_TOKEN,
   }
 }

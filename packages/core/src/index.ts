@@ -18,6 +18,25 @@ export {
   type RateLimiterOptions,
   type RateLimitResult,
 } from './coordination/index.js'
+export {
+  type AdjustCreditsInput,
+  adjustCredits,
+  balanceKinds,
+  type ChargeResult,
+  type CreditEntryKind,
+  type CreditEntryRow,
+  type CreditThreshold,
+  chargeIdentification,
+  creditBalance,
+  creditBalances,
+  creditThresholdsCrossed,
+  type GrantCreditsInput,
+  grantCredits,
+  identificationEntryId,
+  initialGrantEntryId,
+  maxCreditAmount,
+  mayIdentifyPerson,
+} from './credits/ledger.js'
 export type { EndpointDoc } from './endpoint-doc.js'
 export { AppError, appError, type ErrorCode, type ErrorEntry, errorCatalogue, reservedFor } from './errors.js'
 export { type ErrorBody, toErrorBody } from './http-errors.js'
@@ -100,6 +119,7 @@ export {
   createPartner,
   createPartnerKey,
   createUser,
+  type InitialCredits,
   partnerKeyScopes,
 } from './services/tenancy.js'
 export {

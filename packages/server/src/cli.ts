@@ -11,12 +11,15 @@ import {
   createReadModel,
   createRepositories,
   createUser,
+  creditBalance,
+  grantCredits,
   scopes as knownScopes,
   listPartnerKeys,
   migrate,
   type Repositories,
   revokePartnerKey,
   type Scope,
+  type Store,
 } from '@visitor-id/core'
 import { createProgressBar, type ImportReport, importCompanies, importCompanyIps } from '@visitor-id/ingest'
 import { openStore } from './runtime.js'
@@ -38,6 +41,10 @@ Commands:
                                          status (active, expired, revoked), expiry; no secrets
   partner-keys revoke --partner PARTNER_ID --key KEY_ID
                                          revoke a partner key (401 from then on)
+  credits grant --org ORG_ID --amount N [--reason TEXT]
+                                         add N identification credits (a positive integer) to
+                                         the organization's ledger; prints the new balance
+  credits balance --org ORG_ID           print the organization's identification credit balance
   import company-ips FILE [--replace] [--rejects OUT.csv]
                                          import company IP ranges (CSV or JSONL: cidr, company_id)
   import companies FILE [--rejects OUT.csv]
@@ -57,7 +64,10 @@ type Out = (line: string) => void
  * Runs `work` on the store. Writes are announced as a server announces its own (pub/sub, Redis when
  * REDIS_URL is set), so servers running on the same ClickHouse server drop their copies at once.
  */
-async function withRepos<T>(config: Config, work: (repos: Repositories) => Promise<T>): Promise<T> {
+async function withRepos<T>(
+  config: Config,
+  work: (repos: Repositories, store: Store) => Promise<T>,
+): Promise<T> {
   const { store, lock } = openStore(config)
   const coordination = createCoordination({ redisUrl: config.redis.url, prefix: config.redis.prefix })
   try {
@@ -69,7 +79,7 @@ async function withRepos<T>(config: Config, work: (repos: Repositories) => Promi
       )
     }
     const readModel = reachable ? createReadModel({ pubsub: coordination.pubsub }) : undefined
-    return await work(createRepositories(store, readModel))
+    return await work(createRepositories(store, readModel), store)
   } finally {
     await coordination.close()
     await store.close()
@@ -89,7 +99,7 @@ async function orgCreate(config: Config, args: string[], out: Out) {
     },
   })
   if (!values.name?.trim()) throw new UsageError('org create needs --name')
-  const result = await withRepos(config, async (repos) => {
+  const result = await withRepos(config, async (repos, store) => {
     const user = await createUser(repos, { email: values['owner-email'] ?? 'owner@localhost' })
     const { organization, pixelConfig } = await createOrganization(repos, {
       name: values.name!.trim(),
@@ -97,6 +107,7 @@ async function orgCreate(config: Config, args: string[], out: Out) {
       ...(values.domain ? { domain: values.domain } : {}),
       productType: values['plus-employee'] ? 'plus_employee' : 'standard',
       isAgency: values.agency ?? false,
+      initialCredits: { store, amount: config.initialCredits },
     })
     return { organizationId: organization.id, userId: user.id, trackingKey: pixelConfig.tracking_key }
   })
@@ -205,6 +216,43 @@ async function partnerKeysCommand(config: Config, sub: string | undefined, args:
   out(JSON.stringify(result, null, 2))
 }
 
+async function creditsCommand(config: Config, sub: string | undefined, args: string[], out: Out) {
+  const { values } = parseArgs({
+    args,
+    options: { org: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' } },
+  })
+  if (sub !== 'grant' && sub !== 'balance') throw new UsageError('credits needs a command: grant or balance')
+  if (!values.org) throw new UsageError(`credits ${sub} needs --org ORG_ID`)
+  const misplaced = Object.keys(values).filter(
+    (option) => !(sub === 'grant' ? ['org', 'amount', 'reason'] : ['org']).includes(option),
+  )
+  if (misplaced.length > 0) throw new UsageError(`credits ${sub} takes no --${misplaced.join(', --')}`)
+  let amount = 0
+  if (sub === 'grant') {
+    if (values.amount === undefined) throw new UsageError('credits grant needs --amount N')
+    amount = /^\d+$/.test(values.amount) ? Number(values.amount) : Number.NaN
+    if (!(amount > 0)) throw new UsageError('--amount must be a positive integer')
+  }
+  const result = await withRepos(config, (repos, store) =>
+    asUsage(async () => {
+      const organization = await repos.organizations
+        .get({ id: values.org!.toLowerCase() })
+        .catch(() => undefined)
+      if (!organization) throw new UsageError(`No organization ${values.org}`)
+      if (sub === 'balance') {
+        return { organizationId: organization.id, balance: await creditBalance(store, organization.id) }
+      }
+      const balance = await grantCredits(store, {
+        organizationId: organization.id,
+        amount,
+        reason: values.reason ?? 'granted with the CLI',
+      })
+      return { organizationId: organization.id, granted: amount, balance }
+    }),
+  )
+  out(JSON.stringify(result, null, 2))
+}
+
 const shownRejects = 100
 
 async function importCommand(config: Config, kind: string | undefined, args: string[], out: Out) {
@@ -270,6 +318,7 @@ export async function runAdminCommand(config: Config, argv: string[], out: Out):
   if (command === 'org' && sub === 'create') return orgCreate(config, rest, out)
   if (command === 'keys' && sub === 'create') return keysCreate(config, rest, out)
   if (command === 'partner-keys') return partnerKeysCommand(config, sub, rest, out)
+  if (command === 'credits') return creditsCommand(config, sub, rest, out)
   if (command === 'import') return importCommand(config, sub, rest, out)
   throw new UsageError(`Unknown command: ${argv.join(' ') || '(none)'}. Run "help" for the list.`)
 }

@@ -110,7 +110,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     })
     await readModel.start()
     const repos = createRepositories(store, readModel)
-    const bootstrap = config.bootstrap ? await bootstrapIfEmpty(repos, config.dataDir) : undefined
+    const bootstrap = config.bootstrap
+      ? await bootstrapIfEmpty(repos, config.dataDir, {
+          initialCredits: { store, amount: config.initialCredits },
+        })
+      : undefined
 
     const metrics = createMetricsRegistry()
     if (config.role === 'all' || config.role === 'ingest') {

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { createOrganization, createPartner } from '@visitor-id/core'
+import {
+  adjustCredits,
+  chargeIdentification,
+  createOrganization,
+  createPartner,
+  grantCredits,
+  type Store,
+} from '@visitor-id/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
@@ -320,5 +327,113 @@ describe('GET /partner/organizations', () => {
     const response = await list(`?${query}`)
     expect(response.statusCode).toBe(400)
     expect(paths(response.json())).toEqual([field])
+  })
+})
+
+describe('identificationCredits', () => {
+  /** How many statements read the credit ledger while `work` runs. */
+  async function ledgerReads(work: () => Promise<unknown>): Promise<number> {
+    const query = h.store.query
+    let reads = 0
+    h.store.query = ((sql: string, params?: Record<string, unknown>) => {
+      if (sql.includes('credit_ledger')) reads++
+      return query.call(h.store, sql, params)
+    }) as Store['query']
+    try {
+      await work()
+    } finally {
+      h.store.query = query
+    }
+    return reads
+  }
+
+  const credits = async (id: string, key?: string) =>
+    (await h.request({ method: 'GET', url: org(id), ...(key ? { key } : {}) })).json().identificationCredits
+
+  it('the bootstrap organization opens with INITIAL_CREDITS (default 1,000)', async () => {
+    expect(await credits(h.boot.organizationId)).toBe(1000)
+    const tenant = await h.createTenant()
+    expect(await credits(tenant.organizationId, tenant.key)).toBe(1000)
+  })
+
+  it('a new organization starts at INITIAL_CREDITS; every change of the ledger shows at once', async () => {
+    const created = await h.request({
+      method: 'POST',
+      url: '/api/v1/organization',
+      payload: { organizationName: 'Credited' },
+    })
+    const { id, identificationCredits } = created.json()
+    expect(identificationCredits).toBe(1000)
+    await grantCredits(h.store, { organizationId: id, amount: 50, reason: 'top-up' })
+    expect(await credits(id)).toBe(1050)
+    await chargeIdentification(h.store, { organizationId: id, visitorId: randomUUID() })
+    await adjustCredits(h.store, { organizationId: id, amount: -1100 })
+    expect(await credits(id)).toBe(-51)
+    const renamed = await h.request({ method: 'PUT', url: org(id), payload: { name: 'Credited Inc.' } })
+    expect(renamed.json()).toMatchObject({ name: 'Credited Inc.', identificationCredits: -51 })
+  })
+
+  it('one ledger read per request, for one organization as for a list', async () => {
+    const ids: string[] = []
+    for (const amount of [7, 70]) {
+      const { id } = (
+        await h.request({ method: 'POST', url: '/api/v1/organization', payload: { organizationName: 'L' } })
+      ).json()
+      await grantCredits(h.store, { organizationId: id, amount })
+      ids.push(id)
+    }
+    const expected = { [ids[0]!]: 1007, [ids[1]!]: 1070 }
+    const balances = (list: { id: string; identificationCredits: number }[]) =>
+      Object.fromEntries(list.filter((o) => ids.includes(o.id)).map((o) => [o.id, o.identificationCredits]))
+
+    let body: { id: string; identificationCredits: number }[] = []
+    expect(
+      await ledgerReads(async () => {
+        body = (await h.request({ method: 'GET', url: '/api/v1/organization/list' })).json()
+      }),
+    ).toBe(1)
+    expect(balances(body)).toEqual(expected)
+    expect(body[0]).toMatchObject({ id: h.boot.organizationId, identificationCredits: 1000 })
+
+    expect(
+      await ledgerReads(async () => {
+        body = (
+          await h.request({
+            method: 'GET',
+            url: '/api/v1/partner/organizations?limit=500',
+            key: null,
+            partnerKey: h.boot.partnerKey,
+          })
+        ).json().data
+      }),
+    ).toBe(1)
+    expect(balances(body)).toEqual(expected)
+
+    expect(
+      await ledgerReads(async () => {
+        body = [(await h.request({ method: 'GET', url: org(ids[1]!) })).json()]
+      }),
+    ).toBe(1)
+    expect(body[0]!.identificationCredits).toBe(1070)
+  })
+
+  it('the auto-phone-enrichment reply (an organization) carries it; the max-overages reply stays as it is', async () => {
+    const on = await h.request({
+      method: 'PATCH',
+      url: org(h.boot.organizationId, '/auto-phone-enrichment'),
+      payload: { enabled: true },
+    })
+    expect(on.json().identificationCredits).toBe(1000)
+    await h.request({
+      method: 'PATCH',
+      url: org(h.boot.organizationId, '/auto-phone-enrichment'),
+      payload: { enabled: false },
+    })
+    const overages = await h.request({
+      method: 'PATCH',
+      url: org(h.boot.organizationId, '/max-overages'),
+      payload: { maxOverages: 3 },
+    })
+    expect(overages.json()).toEqual({ organizationId: h.boot.organizationId, maxOverages: 3 })
   })
 })

@@ -1,8 +1,12 @@
 // Spec section "Organizations".
 import {
   createOrganizationFor,
+  creditBalance,
+  creditBalances,
   listAddressableOrganizations,
+  type OrganizationRow,
   removeMember,
+  type Store,
   setAutoPhoneEnrichment,
   setMaxOverages,
   updateOrganization,
@@ -16,6 +20,20 @@ import { addressed, callerPrincipal } from './context.js'
 
 const organizationParams = z.object({ organizationId: organizationIdParam })
 const name = z.string().trim().min(1).max(200)
+
+/** An organization with its credit balance (one query). */
+async function organizationBody(store: Store, row: OrganizationRow) {
+  return presentOrganization(row, await creditBalance(store, row.id))
+}
+
+/** Organizations with their credit balances: one query for all of them. */
+export async function organizationBodies(store: Store, rows: readonly OrganizationRow[]) {
+  const balances = await creditBalances(
+    store,
+    rows.map((row) => row.id),
+  )
+  return rows.map((row) => presentOrganization(row, balances.get(row.id) ?? 0))
+}
 
 /** Spec section "Organizations". */
 export const organizationRoutes: Route[] = [
@@ -47,9 +65,10 @@ export const organizationRoutes: Route[] = [
         {
           name: body.organizationName,
           domain: body.domain,
+          initialCredits: { store: services.store, amount: services.config.initialCredits },
         },
       )
-      return presentOrganization(created)
+      return organizationBody(services.store, created)
     },
   }),
   defineRoute({
@@ -71,7 +90,7 @@ export const organizationRoutes: Route[] = [
         callerPrincipal(principal),
         addressed(organization),
       )
-      return rows.map(presentOrganization)
+      return organizationBodies(services.store, rows)
     },
   }),
   defineRoute({
@@ -87,8 +106,8 @@ export const organizationRoutes: Route[] = [
     response: { status: 200, description: 'The organization', schema: organizationSchema },
     errors: [],
     example: (ids) => ({ params: { organizationId: ids.organizationId } }),
-    async handler({ organization }) {
-      return presentOrganization(addressed(organization))
+    async handler({ organization, services }) {
+      return organizationBody(services.store, addressed(organization))
     },
   }),
   defineRoute({
@@ -113,7 +132,10 @@ export const organizationRoutes: Route[] = [
     errors: [],
     example: (ids) => ({ params: { organizationId: ids.organizationId }, body: { name: 'Acme Inc.' } }),
     async handler({ organization, body, services }) {
-      return presentOrganization(await updateOrganization(services.repos, addressed(organization), body))
+      return organizationBody(
+        services.store,
+        await updateOrganization(services.repos, addressed(organization), body),
+      )
     },
   }),
   defineRoute({
@@ -178,7 +200,8 @@ export const organizationRoutes: Route[] = [
     errors: ['not_plus_employee'],
     example: (ids) => ({ params: { organizationId: ids.organizationId }, body: { enabled: true } }),
     async handler({ organization, body, services }) {
-      return presentOrganization(
+      return organizationBody(
+        services.store,
         await setAutoPhoneEnrichment(services.repos, addressed(organization), body.enabled),
       )
     },

@@ -1,11 +1,11 @@
 // Partner routes (X-Partner-API-Key). Only what the API frame needs so far; the spec's partner
 // sections (ICP configs, domain, webhooks, email preferences) come with their issues.
 import { listPartnerOrganizations } from '@visitor-id/core'
-import { presentOrganization } from '../presenters.js'
 import { defineRoute, type Route } from '../route-definition.js'
 import { pageOf, paginated, paginationQuery } from '../schemas/common.js'
 import { organizationSchema } from '../schemas/resources.js'
 import { partnerPrincipal } from './context.js'
+import { organizationBodies } from './organizations.js'
 
 /** Partner routes (X-Partner-API-Key). */
 export const partnerRoutes: Route[] = [
@@ -33,7 +33,7 @@ export const partnerRoutes: Route[] = [
         offset: (query.page - 1) * query.limit,
         limit: query.limit,
       })
-      return pageOf(rows.map(presentOrganization), query, total)
+      return pageOf(await organizationBodies(services.store, rows), query, total)
     },
   }),
 ]

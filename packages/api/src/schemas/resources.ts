@@ -33,6 +33,8 @@ export const organizationSchema = z.object({
   agencyId: z.string().nullable().describe('The agency of a sub-organization'),
   maxOverages: z.number().nullable(),
   autoPhoneEnrichmentEnabled: z.boolean(),
+  // The organization's credit balance: the sum of its ledger (README: identificationCredits).
+  identificationCredits: z.number().int(),
   createdAt: timestamp,
   updatedAt: timestamp,
 })

@@ -36,7 +36,10 @@ export interface Harness {
     scopes: Scope[],
     expiresAt?: string,
   ): Promise<{ id: string; plainKey: string }>
-  /** A new organization (not a sub-organization of the bootstrap agency) with an admin key. */
+  /**
+   * A new organization (not a sub-organization of the bootstrap agency) with an admin key; its
+   * ledger opens with INITIAL_CREDITS, as POST /organization's does.
+   */
   createTenant(options?: { plusEmployee?: boolean }): Promise<{ organizationId: string; key: string }>
   /** A user who is a plain member of the organization. */
   addMember(organizationId: string): Promise<string>
@@ -60,9 +63,8 @@ export interface Harness {
 /** Starts a server on a fresh data directory, with extra settings (e.g. `{ API_RATE_LIMIT: '5' }`). */
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
   const data = tempDir('vid-api-')
-  const server = await startServer(
-    loadConfig({ DATA_DIR: data.dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env }),
-  )
+  const config = loadConfig({ DATA_DIR: data.dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env })
+  const server = await startServer(config)
   const boot = JSON.parse(readFileSync(server.bootstrapFile, 'utf8')) as BootstrapFile
   const { repos, store } = server
   // Config writes take an organization lock; the test's own fixtures need no other process.
@@ -94,6 +96,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
         name: 'Other tenant',
         ownerUserId: user.id,
         productType: options.plusEmployee ? 'plus_employee' : 'standard',
+        initialCredits: { store, amount: config.initialCredits },
       })
       const { plainKey } = await createApiKey(repos, {
         organizationId: organization.id,

@@ -1,7 +1,13 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Repositories } from '../store/entities.js'
-import { createApiKey, createOrganization, createPartner, createUser } from './tenancy.js'
+import {
+  createApiKey,
+  createOrganization,
+  createPartner,
+  createUser,
+  type InitialCredits,
+} from './tenancy.js'
 
 /** What the first start writes to `DATA_DIR/bootstrap.json` (mode 0600). */
 export interface BootstrapFile {
@@ -20,9 +26,14 @@ export type BootstrapResult =
 /**
  * On an empty store: one partner, one agency organization it manages (`plus_employee`), an owner
  * user and an admin key with agency scopes, written to `DATA_DIR/bootstrap.json`. Never
- * overwrites the file and never runs against a store that already has organizations.
+ * overwrites the file and never runs against a store that already has organizations. With
+ * `initialCredits` (`INITIAL_CREDITS`), the organization's ledger opens with that grant.
  */
-export async function bootstrapIfEmpty(repos: Repositories, dataDir: string): Promise<BootstrapResult> {
+export async function bootstrapIfEmpty(
+  repos: Repositories,
+  dataDir: string,
+  options: { initialCredits?: InitialCredits | undefined } = {},
+): Promise<BootstrapResult> {
   const file = path.join(dataDir, 'bootstrap.json')
   if (existsSync(file)) return { created: false, file, reason: 'file_exists' }
   if ((await repos.organizations.count({})) > 0) return { created: false, file, reason: 'store_not_empty' }
@@ -35,6 +46,7 @@ export async function bootstrapIfEmpty(repos: Repositories, dataDir: string): Pr
     productType: 'plus_employee',
     isAgency: true,
     partnerId: partner.id,
+    initialCredits: options.initialCredits,
   })
   const { plainKey } = await createApiKey(repos, {
     organizationId: organization.id,

@@ -9,7 +9,7 @@ import {
 } from '../store/entities.js'
 import { hasScope } from './access.js'
 import type { Principal } from './auth.js'
-import { createOrganization } from './tenancy.js'
+import { createOrganization, type InitialCredits } from './tenancy.js'
 
 type OrganizationPrincipal = Extract<Principal, { kind: 'organization' }>
 
@@ -31,6 +31,8 @@ export async function callerOrganization(
 export interface NewOrganizationInput {
   name: string
   domain?: string | undefined
+  /** The grant its credit ledger opens with (`INITIAL_CREDITS`). */
+  initialCredits?: InitialCredits | undefined
 }
 
 /**
@@ -55,6 +57,7 @@ export async function createOrganizationFor(
     ownerUserId,
     agencyId: asSubOrganization ? caller.id : null,
     partnerId: caller.partner_id,
+    initialCredits: input.initialCredits,
   })
   return organization
 }

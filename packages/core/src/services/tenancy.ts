@@ -1,5 +1,7 @@
+import { grantCredits, initialGrantEntryId } from '../credits/ledger.js'
 import { appError } from '../errors.js'
 import { newId } from '../ids.js'
+import type { Store } from '../store/client.js'
 import type { ApiKeyRow, PartnerRow, ProductType, Repositories } from '../store/entities.js'
 import type { Scope } from './access.js'
 import { issueKey, type KeyKind, keyExpiry, newTrackingKey } from './keys.js'
@@ -12,12 +14,24 @@ export interface CreateOrganizationInput {
   isAgency?: boolean
   agencyId?: string | null
   partnerId?: string | null
+  /**
+   * The grant the organization's credit ledger opens with (`INITIAL_CREDITS`), written to `store`
+   * as the entry `initial`, so writing it again counts once. Absent or an amount of 0: no grant.
+   */
+  initialCredits?: InitialCredits | undefined
+}
+
+/** Where and how many credits a new organization starts with. */
+export interface InitialCredits {
+  store: Store
+  amount: number
 }
 
 const now = () => new Date().toISOString()
 
 /**
- * Creates an organization with its owner membership and its pixel config (tracking key).
+ * Creates an organization with its owner membership, its pixel config (tracking key) and, with
+ * `initialCredits`, the opening grant of its credit ledger.
  * @example const org = await createOrganization(repos, { name: 'Acme', ownerUserId: user.id })
  */
 export async function createOrganization(repos: Repositories, input: CreateOrganizationInput) {
@@ -56,6 +70,14 @@ export async function createOrganization(repos: Repositories, input: CreateOrgan
     created_at: at,
     updated_at: at,
   })
+  if (input.initialCredits && input.initialCredits.amount > 0) {
+    await grantCredits(input.initialCredits.store, {
+      organizationId: organization.id,
+      amount: input.initialCredits.amount,
+      reason: 'initial credits',
+      entryId: initialGrantEntryId,
+    })
+  }
   return { organization, pixelConfig }
 }
 

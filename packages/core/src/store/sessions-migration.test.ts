@@ -128,7 +128,8 @@ const expected = [
 
 describe('migrations 0004 (packed session states), 0005 (small session granules) and 0006 (visitor facts)', () => {
   it('rebuild the sessions of events ingested before them', async () => {
-    expect((await migrate(store)).applied).toEqual([
+    // Later migrations follow; these three rebuild and fill from the events already stored.
+    expect((await migrate(store)).applied.slice(0, 3)).toEqual([
       '0004_packed_sessions.sql',
       '0005_visitor_timeline.sql',
       '0006_icp.sql',
