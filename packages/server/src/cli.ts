@@ -1,9 +1,12 @@
 import { existsSync, writeFileSync } from 'node:fs'
-import { parseArgs } from 'node:util'
+import path from 'node:path'
+import { inspect, parseArgs } from 'node:util'
 import {
   type ApiKeyRow,
   AppError,
   type Config,
+  ConfigError,
+  type Coordination,
   createApiKey,
   createCoordination,
   createOrganization,
@@ -12,6 +15,7 @@ import {
   createRepositories,
   createUser,
   creditBalance,
+  DataDirLockedError,
   grantCredits,
   scopes as knownScopes,
   listPartnerKeys,
@@ -22,7 +26,8 @@ import {
   type Store,
 } from '@visitor-id/core'
 import { createProgressBar, type ImportReport, importCompanies, importCompanyIps } from '@visitor-id/ingest'
-import { openStore } from './runtime.js'
+import { type AdminReply, type AdminRequest, adminSocketPath, sendAdminCommand } from './admin-socket.js'
+import { openStore } from './open-store.js'
 
 export const usage = `Usage: visitor-id <command> [options]   (from the repo: npm run cli -- <command>)
 
@@ -60,14 +65,36 @@ export class UsageError extends Error {
 
 type Out = (line: string) => void
 
+/** A running server's store, repositories (its read model) and coordination. */
+export interface CommandContext {
+  config: Config
+  store: Store
+  repos: Repositories
+  coordination: Coordination
+}
+
+/** How one command runs: in the CLI's own process, or in the server that owns the data directory. */
+interface CommandRun {
+  config: Config
+  /** File names on the command line are relative to this directory. */
+  cwd: string
+  /** Given by the server (admin socket); unset: the command opens the store itself. */
+  context?: CommandContext
+  /** Where an import draws its progress bar (a terminal); unset in the server. */
+  progress?: NodeJS.WriteStream
+}
+
 /**
- * Runs `work` on the store. Writes are announced as a server announces its own (pub/sub, Redis when
+ * Runs `work` on the server's store when the command came through its admin socket, otherwise on
+ * the store opened here. Writes are announced as a server announces its own (pub/sub, Redis when
  * REDIS_URL is set), so servers running on the same ClickHouse server drop their copies at once.
  */
 async function withRepos<T>(
-  config: Config,
-  work: (repos: Repositories, store: Store) => Promise<T>,
+  run: CommandRun,
+  work: (repos: Repositories, store: Store, coordination: Coordination) => Promise<T>,
 ): Promise<T> {
+  if (run.context) return work(run.context.repos, run.context.store, run.context.coordination)
+  const config = run.config
   const { store, lock } = openStore(config)
   const coordination = createCoordination({ redisUrl: config.redis.url, prefix: config.redis.prefix })
   try {
@@ -79,7 +106,7 @@ async function withRepos<T>(
       )
     }
     const readModel = reachable ? createReadModel({ pubsub: coordination.pubsub }) : undefined
-    return await work(createRepositories(store, readModel), store)
+    return await work(createRepositories(store, readModel), store, coordination)
   } finally {
     await coordination.close()
     await store.close()
@@ -87,7 +114,19 @@ async function withRepos<T>(
   }
 }
 
-async function orgCreate(config: Config, args: string[], out: Out) {
+/** Runs `work` on the server's store, or on the store opened (and migrated) here. */
+async function withStore<T>(run: CommandRun, work: (store: Store) => Promise<T>): Promise<T> {
+  if (run.context) return work(run.context.store)
+  const { store, lock } = openStore(run.config)
+  try {
+    return await work(store)
+  } finally {
+    await store.close()
+    lock?.release()
+  }
+}
+
+async function orgCreate(run: CommandRun, args: string[], out: Out) {
   const { values } = parseArgs({
     args,
     options: {
@@ -99,7 +138,7 @@ async function orgCreate(config: Config, args: string[], out: Out) {
     },
   })
   if (!values.name?.trim()) throw new UsageError('org create needs --name')
-  const result = await withRepos(config, async (repos, store) => {
+  const result = await withRepos(run, async (repos, store) => {
     const user = await createUser(repos, { email: values['owner-email'] ?? 'owner@localhost' })
     const { organization, pixelConfig } = await createOrganization(repos, {
       name: values.name!.trim(),
@@ -107,14 +146,14 @@ async function orgCreate(config: Config, args: string[], out: Out) {
       ...(values.domain ? { domain: values.domain } : {}),
       productType: values['plus-employee'] ? 'plus_employee' : 'standard',
       isAgency: values.agency ?? false,
-      initialCredits: { store, amount: config.initialCredits },
+      initialCredits: { store, amount: run.config.initialCredits },
     })
     return { organizationId: organization.id, userId: user.id, trackingKey: pixelConfig.tracking_key }
   })
   out(JSON.stringify(result, null, 2))
 }
 
-async function keysCreate(config: Config, args: string[], out: Out) {
+async function keysCreate(run: CommandRun, args: string[], out: Out) {
   const { values } = parseArgs({
     args,
     options: {
@@ -132,7 +171,7 @@ async function keysCreate(config: Config, args: string[], out: Out) {
   if (expiresAt !== undefined && !(Date.parse(expiresAt) > Date.now())) {
     throw new UsageError('--expires-at must be an ISO 8601 time in the future')
   }
-  const result = await withRepos(config, async (repos) => {
+  const result = await withRepos(run, async (repos) => {
     const organization = await repos.organizations
       .get({ id: values.org!.toLowerCase() })
       .catch(() => undefined)
@@ -176,7 +215,7 @@ function shownPartnerKey(row: ApiKeyRow, now = Date.now()) {
   }
 }
 
-async function partnerKeysCommand(config: Config, sub: string | undefined, args: string[], out: Out) {
+async function partnerKeysCommand(run: CommandRun, sub: string | undefined, args: string[], out: Out) {
   const { values } = parseArgs({
     args,
     options: {
@@ -200,7 +239,7 @@ async function partnerKeysCommand(config: Config, sub: string | undefined, args:
   const misplaced = Object.keys(values).filter((option) => !takes[sub].includes(option))
   if (misplaced.length > 0) throw new UsageError(`partner-keys ${sub} takes no --${misplaced.join(', --')}`)
   if (sub === 'revoke' && !values.key) throw new UsageError('partner-keys revoke needs --key KEY_ID')
-  const result = await withRepos(config, (repos) =>
+  const result = await withRepos(run, (repos) =>
     asUsage(async () => {
       if (sub === 'list') return (await listPartnerKeys(repos, partnerId)).map((row) => shownPartnerKey(row))
       if (sub === 'revoke') return shownPartnerKey(await revokePartnerKey(repos, partnerId, values.key!))
@@ -216,7 +255,7 @@ async function partnerKeysCommand(config: Config, sub: string | undefined, args:
   out(JSON.stringify(result, null, 2))
 }
 
-async function creditsCommand(config: Config, sub: string | undefined, args: string[], out: Out) {
+async function creditsCommand(run: CommandRun, sub: string | undefined, args: string[], out: Out) {
   const { values } = parseArgs({
     args,
     options: { org: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' } },
@@ -233,7 +272,7 @@ async function creditsCommand(config: Config, sub: string | undefined, args: str
     amount = /^\d+$/.test(values.amount) ? Number(values.amount) : Number.NaN
     if (!(amount > 0)) throw new UsageError('--amount must be a positive integer')
   }
-  const result = await withRepos(config, (repos, store) =>
+  const result = await withRepos(run, (repos, store) =>
     asUsage(async () => {
       const organization = await repos.organizations
         .get({ id: values.org!.toLowerCase() })
@@ -255,7 +294,7 @@ async function creditsCommand(config: Config, sub: string | undefined, args: str
 
 const shownRejects = 100
 
-async function importCommand(config: Config, kind: string | undefined, args: string[], out: Out) {
+async function importCommand(run: CommandRun, kind: string | undefined, args: string[], out: Out) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -266,23 +305,31 @@ async function importCommand(config: Config, kind: string | undefined, args: str
   }
   const file = positionals[0]
   if (!file || positionals.length > 1) throw new UsageError(`import ${kind} needs one FILE`)
-  if (!existsSync(file)) throw new UsageError(`No such file: ${file}`)
+  // Names as given in messages; read and written relative to the CLI's directory (in a server too).
+  if (!existsSync(path.resolve(run.cwd, file))) throw new UsageError(`No such file: ${file}`)
   if (values.replace && kind !== 'company-ips') throw new UsageError('--replace applies to company-ips only')
-  const bar = createProgressBar(process.stderr, `import ${kind}`)
-  const { store, lock } = openStore(config)
+  const bar = run.progress ? createProgressBar(run.progress, `import ${kind}`) : undefined
   let report: ImportReport
   try {
-    await migrate(store)
-    const options = { store, file, onProgress: bar.update, replace: values.replace ?? false }
-    report = kind === 'company-ips' ? await importCompanyIps(options) : await importCompanies(options)
+    report = await withStore(run, async (store) => {
+      await migrate(store)
+      const options = {
+        store,
+        file: path.resolve(run.cwd, file),
+        onProgress: bar?.update ?? (() => {}),
+        replace: values.replace ?? false,
+      }
+      return kind === 'company-ips' ? importCompanyIps(options) : importCompanies(options)
+    })
   } finally {
-    bar.done()
-    await store.close()
-    lock?.release()
+    bar?.done()
   }
   if (values.rejects) {
     const lines = report.rejects.map((r) => `${r.line},"${r.reason.replace(/"/g, '""')}"`)
-    writeFileSync(values.rejects, `line,reason\n${lines.join('\n')}${lines.length ? '\n' : ''}`)
+    writeFileSync(
+      path.resolve(run.cwd, values.rejects),
+      `line,reason\n${lines.join('\n')}${lines.length ? '\n' : ''}`,
+    )
   }
   out(
     JSON.stringify(
@@ -301,24 +348,68 @@ async function importCommand(config: Config, kind: string | undefined, args: str
   )
 }
 
-/** Runs one admin command (everything but `serve`). */
-export async function runAdminCommand(config: Config, argv: string[], out: Out): Promise<void> {
+async function runCommand(run: CommandRun, argv: string[], out: Out): Promise<void> {
   const [command, sub, ...rest] = argv
   if (command === 'migrate') {
-    const { store, lock } = openStore(config)
-    try {
-      const { applied } = await migrate(store)
-      out(applied.length ? `applied: ${applied.join(', ')}` : 'nothing to apply')
-    } finally {
-      await store.close()
-      lock?.release()
-    }
+    const { applied } = await withStore(run, (store) => migrate(store))
+    out(applied.length ? `applied: ${applied.join(', ')}` : 'nothing to apply')
     return
   }
-  if (command === 'org' && sub === 'create') return orgCreate(config, rest, out)
-  if (command === 'keys' && sub === 'create') return keysCreate(config, rest, out)
-  if (command === 'partner-keys') return partnerKeysCommand(config, sub, rest, out)
-  if (command === 'credits') return creditsCommand(config, sub, rest, out)
-  if (command === 'import') return importCommand(config, sub, rest, out)
+  if (command === 'org' && sub === 'create') return orgCreate(run, rest, out)
+  if (command === 'keys' && sub === 'create') return keysCreate(run, rest, out)
+  if (command === 'partner-keys') return partnerKeysCommand(run, sub, rest, out)
+  if (command === 'credits') return creditsCommand(run, sub, rest, out)
+  if (command === 'import') return importCommand(run, sub, rest, out)
   throw new UsageError(`Unknown command: ${argv.join(' ') || '(none)'}. Run "help" for the list.`)
+}
+
+/**
+ * Runs one admin command (everything but `serve` and `help`). With the embedded store, a server
+ * that owns the data directory runs it (DATA_DIR/admin.sock): its lines are relayed here and its
+ * exit code becomes `process.exitCode`. Otherwise the command opens the store itself.
+ */
+export async function runAdminCommand(config: Config, argv: string[], out: Out): Promise<void> {
+  const cwd = process.cwd()
+  if (!config.clickhouse.url) {
+    const exit = await sendAdminCommand(
+      adminSocketPath(config.dataDir),
+      { argv, cwd },
+      { out, err: (line) => console.error(line) },
+    )
+    if (exit !== undefined) {
+      if (exit !== 0) process.exitCode = exit
+      return
+    }
+  }
+  return runCommand({ config, cwd, progress: process.stderr }, argv, out)
+}
+
+/** A failed command as `main` shows it: one line for expected failures (exit 2 for usage). */
+function failure(error: unknown): { line: string; exit: number } {
+  if (error instanceof UsageError) return { line: `visitor-id: ${error.message}`, exit: 2 }
+  if (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
+    return { line: `visitor-id: ${error.message}`, exit: 2 }
+  }
+  if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+    return { line: `visitor-id: ${error.message}`, exit: 1 }
+  }
+  return { line: `visitor-id: failed to start: ${inspect(error)}`, exit: 1 }
+}
+
+/** Runs a command received on the admin socket with the server's store; resolves to its exit code. */
+export async function serveAdminRequest(
+  context: CommandContext,
+  request: AdminRequest,
+  reply: (reply: AdminReply) => void,
+): Promise<number> {
+  try {
+    await runCommand({ config: context.config, cwd: request.cwd, context }, request.argv, (line) =>
+      reply({ out: line }),
+    )
+    return 0
+  } catch (error) {
+    const { line, exit } = failure(error)
+    reply({ err: line })
+    return exit
+  }
 }

@@ -5,10 +5,7 @@ import {
   createCoordination,
   createReadModel,
   createRepositories,
-  createStore,
-  type DataDirLock,
   type IncrementalScoring,
-  lockDataDir,
   migrate,
   type Repositories,
   readMigrations,
@@ -20,7 +17,12 @@ import {
 import { createIngestService, createMetricsRegistry, type IngestService } from '@visitor-id/ingest'
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
+import { type AdminSocket, adminSocketPath, listenAdminSocket } from './admin-socket.js'
 import { buildApp, redactedPaths } from './app.js'
+import { serveAdminRequest } from './cli.js'
+import { openStore } from './open-store.js'
+
+export { openStore }
 
 /** A start-up failure a person can fix; printed as one line. */
 export class StartupError extends Error {
@@ -55,21 +57,6 @@ export interface RunningServer {
 }
 
 /**
- * Opens the embedded store only after claiming the data directory, so a second process gets a
- * clear refusal instead of a corrupted store.
- */
-export function openStore(config: Config): { store: Store; lock: DataDirLock | undefined } {
-  const lock = config.clickhouse.url ? undefined : lockDataDir(config.dataDir)
-  try {
-    const store = createStore({ ...config.clickhouse, dataDir: config.dataDir })
-    return { store, lock }
-  } catch (error) {
-    lock?.release()
-    throw error
-  }
-}
-
-/**
  * Starts one process: store, migrations, coordination, bootstrap, HTTP.
  * @example const server = await startServer(loadConfig(process.env))
  */
@@ -80,7 +67,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined
   let ingest: IngestService | undefined
   let scoring: IncrementalScoring | undefined
+  let admin: AdminSocket | undefined
   const cleanup = async () => {
+    await admin?.close()
     await app?.close()
     await scoring?.stop()
     await ingest?.close()
@@ -149,11 +138,24 @@ export async function startServer(config: Config): Promise<RunningServer> {
       throw listenError(error, config) ?? error
     })
     if (bootstrap?.created) app.log.info({ file: bootstrap.file }, 'bootstrap: wrote the first keys')
+    if (!config.clickhouse.url) {
+      // This process owns the embedded store: admin commands (the CLI) come to it over a socket.
+      const log = app.log
+      const context = { config, store, repos, coordination }
+      admin = await listenAdminSocket(adminSocketPath(config.dataDir), (request, reply) => {
+        log.info({ command: request.argv.slice(0, 2).join(' ') }, 'admin command')
+        return serveAdminRequest(context, request, reply)
+      }).catch((error: unknown) => {
+        log.warn({ err: error }, 'no admin socket: the CLI needs this server stopped')
+        return undefined
+      })
+    }
 
     let stopping: Promise<void> | undefined
     const running = app
     const runningIngest = ingest
     const runningScoring = scoring
+    const runningAdmin = admin
     return {
       app: running,
       url: address.replace('0.0.0.0', '127.0.0.1'),
@@ -163,6 +165,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       bootstrapFile: bootstrap?.file ?? `${config.dataDir}/bootstrap.json`,
       stop() {
         stopping ??= (async () => {
+          // Commands under way finish first; the store they use closes below.
+          await runningAdmin?.close()
           await running.close()
           await runningScoring?.stop()
           // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
