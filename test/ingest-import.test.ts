@@ -146,7 +146,7 @@ describe('import commands', () => {
         )
         return response.status === 200 ? ((await response.json()) as { company: unknown }) : undefined
       })
-      expect(profile.company, ip).toEqual({ id: company })
+      expect(profile.company, ip).toMatchObject({ id: company })
     }
   })
 })

@@ -222,11 +222,91 @@ describe('enrichment and sessions', () => {
     expect(await metric('vid_ingest_hits_dropped_total{reason="invalid"}')).toBe(before + 1)
   })
 
+  it('identify finds the contact: a person with its company, 1 credit, visitor.identified stored and dispatched', async () => {
+    const at = new Date().toISOString()
+    const email = `grace-${randomUUID().slice(0, 8)}@globex.test`
+    await server.store.insert('companies', [
+      {
+        id: 'globex',
+        name: 'Globex',
+        domain: 'globex.test',
+        industry: 'Manufacturing',
+        created_at: at,
+        updated_at: at,
+        version: 1,
+      },
+    ])
+    await server.store.insert('contacts', [
+      {
+        id: email,
+        email,
+        first_name: 'Grace',
+        last_name: 'Hopper',
+        job_title: 'Admiral',
+        company_id: 'globex',
+        created_at: at,
+        updated_at: at,
+        version: 1,
+      },
+    ])
+    const balance = async () =>
+      (
+        (await (await api(`/organization/${keys.organizationId}`)).json()) as {
+          identificationCredits: number
+        }
+      ).identificationCredits
+    const credits = await balance()
+    const visitor = randomUUID()
+    const session = randomUUID()
+    await collect(server.url, pixelHit(keys.trackingKey, { v: visitor, s: session }))
+    expect(
+      (
+        await collect(
+          server.url,
+          pixelHit(keys.trackingKey, { v: visitor, s: session, e: 'id', em: email.toUpperCase() }),
+        )
+      ).status,
+    ).toBe(202)
+    const found = (await profile(visitor))!
+    expect(found.contact).toMatchObject({
+      email,
+      firstName: 'Grace',
+      lastName: 'Hopper',
+      jobTitle: 'Admiral',
+    })
+    expect(found.company).toMatchObject({ id: 'globex', name: 'Globex', domain: 'globex.test' })
+    expect(await balance()).toBe(credits - 1)
+    // Stored before the visitor row said so, then handed to the job queue by the worker.
+    const event = await eventually(async () => {
+      const [row] = await server.store.query<{ payload: string; dispatched_at: string | null }>(
+        "SELECT payload, dispatched_at FROM events FINAL WHERE visitor_id = {visitor:UUID} AND type = 'visitor.identified'",
+        { visitor },
+      )
+      return row?.dispatched_at ? row : undefined
+    })
+    expect(JSON.parse(event.payload)).toMatchObject({
+      event_type: 'visitor.identified',
+      organization_id: keys.organizationId,
+      session_id: session,
+      visitor: { id: visitor, email, first_name: 'Grace' },
+      company: { id: 'globex', name: 'Globex' },
+      session: { is_hosting: expect.any(Boolean), is_anonymous: expect.any(Boolean) },
+    })
+    // Identified again: no second charge, no second event.
+    await collect(server.url, pixelHit(keys.trackingKey, { v: visitor, s: session, e: 'id', em: email }))
+    expect(await balance()).toBe(credits - 1)
+    const [events] = await server.store.query<{ n: number }>(
+      'SELECT count() AS n FROM events FINAL WHERE visitor_id = {visitor:UUID}',
+      { visitor },
+    )
+    expect(Number(events?.n)).toBe(1)
+  })
+
   it('a business network names its company; the company row exists', async () => {
     const visitor = randomUUID()
     await collect(server.url, pixelHit(keys.trackingKey, { v: visitor }), { 'x-forwarded-for': '17.0.0.10' })
     const found = (await profile(visitor))!
-    expect(found.company).toEqual({ id: 'as714' })
+    expect(found.company).toMatchObject({ id: 'as714' })
     expect((found.sessions as Record<string, unknown>[])[0]).toMatchObject({
       connectionType: 'business',
       asn: 'AS714',

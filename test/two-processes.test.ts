@@ -1,12 +1,14 @@
 // Two server processes sharing one store, as in a deployment: both on `CLICKHOUSE_URL` (ClickHouse's
 // HTTP interface in front of the real engine, test/support/clickhouse-http.ts) and on one Redis.
 // Each keeps its own in-memory copies of keys and pixel configs; a change made through one must be
-// seen by the other within a second.
+// seen by the other within a second. Both ingest: one visitor identified through both at the same
+// moment costs one credit and stores one visitor.identified event.
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { tempDir, timeUntil } from '@visitor-id/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { collect, pixelHit } from './fixtures/hits.js'
 import { type ClickHouseHttp, startClickHouseHttp } from './support/clickhouse-http.js'
 import { redisAnswers, redisUrl } from './support/redis.js'
 import { killServerProcess, type ServerProcess, startServerProcess } from './support/server-process.js'
@@ -24,7 +26,7 @@ const dirB = tempDir('vid-two-b-')
 let clickhouse: ClickHouseHttp | undefined
 let a: ServerProcess | undefined
 let b: ServerProcess | undefined
-let keys: { apiKey: string; organizationId: string }
+let keys: { apiKey: string; organizationId: string; trackingKey: string }
 
 const call = async (server: ServerProcess, route: string, key: string, init: RequestInit = {}) => {
   const response = await fetch(`${server.url}/api/v1${route}`, {
@@ -42,7 +44,7 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
       CLICKHOUSE_URL: clickhouse.url,
       REDIS_URL: redisUrl,
       REDIS_PREFIX: `vid-test-${randomUUID().slice(0, 8)}:`,
-      ROLE: 'api',
+      ROLE: 'all',
     }
     // The first one migrates and bootstraps the empty store; the second finds it ready.
     a = await startServerProcess({ ...shared, DATA_DIR: dirA.dir })
@@ -88,5 +90,43 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
     })
     expect(changed.status).toBe(200)
     expect(await timeUntil(async () => (await formCapture()) === true, 1000)).toBeLessThan(1000)
+  })
+
+  it('one visitor identified through both processes at once: one credit, one visitor.identified', async () => {
+    const sql = async (query: string) => {
+      const response = await fetch(clickhouse!.url, { method: 'POST', body: query })
+      if (!response.ok) throw new Error(await response.text())
+      return response.text()
+    }
+    const email = `ada-${randomUUID().slice(0, 8)}@acme.test`
+    const at = new Date().toISOString()
+    await sql(
+      `INSERT INTO contacts (id, email, first_name, created_at, updated_at, version) VALUES ('${email}', '${email}', 'Ada', '${at}', '${at}', 1)`,
+    )
+    const credits = async () =>
+      (
+        (await call(a!, `/organization/${keys.organizationId}`, keys.apiKey)).body as {
+          identificationCredits: number
+        }
+      ).identificationCredits
+    const before = await credits()
+    const visitor = randomUUID()
+    const session = randomUUID()
+    await collect(a!.url, pixelHit(keys.trackingKey, { v: visitor, s: session }))
+    const identify = (server: ServerProcess) =>
+      collect(server.url, pixelHit(keys.trackingKey, { v: visitor, s: session, e: 'id', em: email }))
+    const answers = await Promise.all([identify(a!), identify(b!), identify(a!), identify(b!)])
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 202])
+    const profile = await call(
+      b!,
+      `/visitor-tracking/${keys.organizationId}/visitors/${visitor}`,
+      keys.apiKey,
+    )
+    expect(profile.body.contact).toMatchObject({ email, firstName: 'Ada' })
+    expect(await credits()).toBe(before - 1)
+    const events = await sql(
+      `SELECT count() FROM events FINAL WHERE visitor_id = '${visitor}' AND type = 'visitor.identified' FORMAT TSV`,
+    )
+    expect(events.trim()).toBe('1')
   })
 })

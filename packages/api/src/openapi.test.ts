@@ -342,7 +342,9 @@ describe('/docs', () => {
   })
 
   it('stays small and readable: curl first, parameters in a table, schemas folded', () => {
-    expect(Buffer.byteLength(page)).toBeLessThan(160_000)
+    // The page grows with the API (the spec has 70 endpoints); what must stay small is what each
+    // operation costs: 4.6 KB on average today (the bound was 160 KB for 34 operations, 4.7 KB each).
+    expect(Buffer.byteLength(page) / operations(served).length).toBeLessThan(5_500)
     // Nothing of a schema outside a <details> (closed by default).
     const unfolded = page.replace(/<details>[\s\S]*?<\/details>/g, '')
     expect(unfolded).not.toMatch(/class="schema"|class="json"/)

@@ -41,6 +41,42 @@ export type { EndpointDoc } from './endpoint-doc.js'
 export { AppError, appError, type ErrorCode, type ErrorEntry, errorCatalogue, reservedFor } from './errors.js'
 export { type ErrorBody, toErrorBody } from './http-errors.js'
 export * from './icp/index.js'
+export {
+  type ContactField,
+  type ContactRow,
+  contactFields,
+  contactsTable,
+  emailKey,
+  emailMaxLength,
+  emailSha256,
+  findContactsByKeys,
+  normalizeEmail,
+} from './identification/contacts.js'
+export {
+  appendEvents,
+  dispatchEvents,
+  type EventDispatcher,
+  type EventJob,
+  type EventType,
+  eventIdOf,
+  eventJobName,
+  readEvents,
+  type StoredEvent,
+  startEventDispatcher,
+} from './identification/events.js'
+export {
+  type IdentifyDeps,
+  type IdentifyHit,
+  type IdentifyResult,
+  identifyVisitors,
+} from './identification/identify.js'
+export {
+  type IdentificationEventType,
+  type IdentificationPayload,
+  type IdentificationPayloadInput,
+  type IdentifiedVisitor,
+  identificationPayload,
+} from './identification/payload.js'
 export { newId, nextVersion, randomToken, safeEqual, sha256Hex } from './ids.js'
 export {
   type CompanyFilter,
@@ -142,6 +178,7 @@ export {
 export { type DataDirLock, DataDirLockedError, lockDataDir } from './store/data-dir-lock.js'
 export {
   type ApiKeyRow,
+  blankContactFields,
   type CompanyRow,
   companiesTable,
   createRepositories,
@@ -154,6 +191,7 @@ export {
   type ProductType,
   type Repositories,
   type UserRow,
+  type VisitorContactFields,
   type VisitorRow,
 } from './store/entities.js'
 export {

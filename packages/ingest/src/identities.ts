@@ -1,11 +1,13 @@
-// After a batch is in ClickHouse: identify hits upsert the visitor (email, first/last seen,
-// identified_at) so the API's visitor profile shows the contact, before the hit is acknowledged.
+// After a batch is in ClickHouse: identify hits identify their visitors (core identification:
+// contact, company, credits, the visitor.identified event) before the hits are acknowledged.
 // A company derived from a business ASN (`as<number>`) or from a reverse DNS domain no imported
 // company has (`dns:<domain>`) gets its `companies` row once per process, written in the
 // background a few rows at a time: it is derived data (the ASN table or DNS can always rebuild
 // it), so it must not slow the acknowledgement down. Page views alone never touch entity tables.
 import {
   type CompanyRow,
+  type IdentifyResult,
+  identifyVisitors,
   nextVersion,
   type Repositories,
   type Store,
@@ -16,8 +18,10 @@ import type { PageViewRow } from './page-view-row.js'
 export interface IdentityWriterOptions {
   store: Store
   repos: Repositories
-  /** Called for each visitor identified for the first time (e.g. to start identification jobs). */
+  /** Called for each visitor an identify hit wrote (identified now, or again). */
   onIdentified?: (visitor: VisitorRow) => Promise<void>
+  /** Told what each batch's identify hits did (persons, first identifications, dropped). */
+  onIdentify?: (result: IdentifyResult) => void
   /** How often new derived (ASN, DNS) companies are written (default 2 s). */
   companyFlushMs?: number
   onError?: (error: unknown) => void
@@ -30,49 +34,11 @@ export interface IdentityWriter {
   close(): Promise<void>
 }
 
-const earliest = (a: string, b: string) => (Date.parse(a) <= Date.parse(b) ? a : b)
-const latest = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b)
-
 /** Builds the `afterWrite` step of the durable sink. Idempotent: a replayed batch rewrites the same rows. */
 export function createIdentityWriter(options: IdentityWriterOptions): IdentityWriter {
   const knownCompanies = new Set<string>()
   const waiting = new Map<string, CompanyRow>()
   let timer: NodeJS.Timeout | undefined
-
-  const upsertVisitor = async (row: PageViewRow) => {
-    const { repos, store } = options
-    const existing = await repos.visitors.get({ organization_id: row.organization_id, id: row.visitor_id })
-    const firstHit = existing
-      ? undefined
-      : (
-          await store.query<{ first: string }>(
-            `SELECT min(timestamp) AS first FROM page_views
-             WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}`,
-            { organizationId: row.organization_id, visitorId: row.visitor_id },
-          )
-        )[0]?.first
-    const now = new Date().toISOString()
-    const visitor: VisitorRow = {
-      id: row.visitor_id,
-      organization_id: row.organization_id,
-      email: row.email,
-      first_name: existing?.first_name ?? '',
-      last_name: existing?.last_name ?? '',
-      job_title: existing?.job_title ?? '',
-      seniority: existing?.seniority ?? '',
-      department: existing?.department ?? '',
-      country: existing?.country ?? '',
-      linkedin_url: existing?.linkedin_url ?? '',
-      company_id: existing?.company_id || row.company_id,
-      identified_at: existing?.identified_at ?? row.timestamp,
-      first_seen_at: earliest(existing?.first_seen_at ?? firstHit ?? row.timestamp, row.timestamp),
-      last_seen_at: latest(existing?.last_seen_at ?? row.timestamp, row.timestamp),
-      created_at: existing?.created_at ?? now,
-      updated_at: now,
-    }
-    await repos.visitors.save(visitor)
-    if (!existing?.identified_at) await options.onIdentified?.(visitor)
-  }
 
   /** The row of a derived company: `as<number>` named after the ASN owner, `dns:<domain>` after the domain. */
   const derivedCompany = (row: PageViewRow): CompanyRow => {
@@ -129,11 +95,9 @@ export function createIdentityWriter(options: IdentityWriterOptions): IdentityWr
 
   return {
     async afterWrite(rows) {
-      // The last identify of a visitor in the batch wins.
-      const identified = new Map<string, PageViewRow>()
+      const identifies: PageViewRow[] = []
       for (const row of rows) {
-        if (row.type === 'identify' && row.email)
-          identified.set(`${row.organization_id}/${row.visitor_id}`, row)
+        if (row.type === 'identify' && row.email) identifies.push(row)
         if (
           /^(?:as\d+$|dns:)/.test(row.company_id) &&
           !knownCompanies.has(row.company_id) &&
@@ -142,7 +106,13 @@ export function createIdentityWriter(options: IdentityWriterOptions): IdentityWr
           waiting.set(row.company_id, derivedCompany(row))
         }
       }
-      for (const row of identified.values()) await upsertVisitor(row)
+      if (identifies.length > 0) {
+        // Contacts, credits and the visitor.identified event (core identification); the last hit
+        // of a visitor in the batch wins.
+        const result = await identifyVisitors({ store: options.store, repos: options.repos }, identifies)
+        options.onIdentify?.(result)
+        for (const visitor of result.visitors) await options.onIdentified?.(visitor)
+      }
       schedule()
     },
     async close() {

@@ -26,6 +26,7 @@ export {
   type ImportReport,
   importCompanies,
   importCompanyIps,
+  importContacts,
   type RejectedRow,
 } from './imports/index.js'
 export { createProgressBar, type ProgressBar, progressLine } from './imports/progress.js'

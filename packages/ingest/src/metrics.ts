@@ -72,6 +72,8 @@ export interface IngestMetrics {
   overloaded(): void
   /** One reverse DNS query and what it found. */
   reverseDnsLookup(outcome: ReverseDnsOutcome): void
+  /** What a batch's identify hits did: persons, first identifications, dropped (bad email, lone hash). */
+  identified(result: { persons: number; firstIdentifications: number; dropped: number }): void
 }
 
 /** Registers the ingest metrics; `spoolBytes` is read when /metrics is scraped. */
@@ -97,9 +99,14 @@ export function createIngestMetrics(registry: MetricsRegistry, spoolBytes: () =>
     'vid_ingest_reverse_dns_lookups_total',
     'Reverse DNS queries, by outcome (domain, skipped, not_found, failed).',
   )
+  const identifications = registry.counter(
+    'vid_ingest_identifications_total',
+    'Identify hits, by outcome: person (first time as a person), first (first identification), dropped.',
+  )
   // Every reason appears from the start, so dashboards see zeros rather than gaps.
   for (const reason of dropReasons) dropped(0, { reason })
   for (const outcome of reverseDnsOutcomes) reverseDns(0, { outcome })
+  for (const outcome of ['person', 'first', 'dropped']) identifications(0, { outcome })
   return {
     registry,
     accepted: (count) => accepted(count),
@@ -110,6 +117,11 @@ export function createIngestMetrics(registry: MetricsRegistry, spoolBytes: () =>
     writeError: () => errors(1),
     overloaded: () => overloaded(1),
     reverseDnsLookup: (outcome) => reverseDns(1, { outcome }),
+    identified: (result) => {
+      identifications(result.persons, { outcome: 'person' })
+      identifications(result.firstIdentifications, { outcome: 'first' })
+      identifications(result.dropped, { outcome: 'dropped' })
+    },
   }
 }
 

@@ -75,6 +75,7 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     store,
     repos,
     onError: (error) => log?.warn({ err: error }, 'ingest: derived companies not written yet'),
+    onIdentify: metrics.identified,
     ...(options.onIdentified ? { onIdentified: options.onIdentified } : {}),
   })
   const durable = createDurableSink({

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { inspect, parseArgs } from 'node:util'
 import {
@@ -25,8 +25,15 @@ import {
   type Scope,
   type Store,
 } from '@visitor-id/core'
-import { createProgressBar, type ImportReport, importCompanies, importCompanyIps } from '@visitor-id/ingest'
+import {
+  createProgressBar,
+  type ImportReport,
+  importCompanies,
+  importCompanyIps,
+  importContacts,
+} from '@visitor-id/ingest'
 import { type AdminReply, type AdminRequest, adminSocketPath, sendAdminCommand } from './admin-socket.js'
+import { seedDemo } from './demo.js'
 import { openStore } from './open-store.js'
 
 export const usage = `Usage: visitor-id <command> [options]   (from the repo: npm run cli -- <command>)
@@ -54,6 +61,13 @@ Commands:
                                          import company IP ranges (CSV or JSONL: cidr, company_id)
   import companies FILE [--rejects OUT.csv]
                                          import companies (CSV or JSONL: id, name, domain, ...)
+  import contacts FILE [--rejects OUT.csv]
+                                         import contacts (CSV or JSONL: email, personal_email,
+                                         first_name, ..., company_id or company_domain)
+  seed-demo [--org ORG_ID] [--visitors N]
+                                         fill an organization (default: the bootstrap one) with
+                                         demo companies, contacts, visitors over 30 days,
+                                         identifications and a scored ICP config (N default 500)
   help                                   show this text
 
 Settings come from environment variables (see README).`
@@ -300,8 +314,8 @@ async function importCommand(run: CommandRun, kind: string | undefined, args: st
     allowPositionals: true,
     options: { replace: { type: 'boolean' }, rejects: { type: 'string' } },
   })
-  if (kind !== 'company-ips' && kind !== 'companies') {
-    throw new UsageError('import needs a dataset: company-ips or companies')
+  if (kind !== 'company-ips' && kind !== 'companies' && kind !== 'contacts') {
+    throw new UsageError('import needs a dataset: contacts, company-ips or companies')
   }
   const file = positionals[0]
   if (!file || positionals.length > 1) throw new UsageError(`import ${kind} needs one FILE`)
@@ -319,7 +333,12 @@ async function importCommand(run: CommandRun, kind: string | undefined, args: st
         onProgress: bar?.update ?? (() => {}),
         replace: values.replace ?? false,
       }
-      return kind === 'company-ips' ? importCompanyIps(options) : importCompanies(options)
+      const importers = {
+        'company-ips': importCompanyIps,
+        companies: importCompanies,
+        contacts: importContacts,
+      }
+      return importers[kind](options)
     })
   } finally {
     bar?.done()
@@ -348,6 +367,30 @@ async function importCommand(run: CommandRun, kind: string | undefined, args: st
   )
 }
 
+async function seedDemoCommand(run: CommandRun, args: string[], out: Out) {
+  const { values } = parseArgs({ args, options: { org: { type: 'string' }, visitors: { type: 'string' } } })
+  const visitors = Number(values.visitors ?? '500')
+  if (!Number.isInteger(visitors) || visitors < 1 || visitors > 100_000) {
+    throw new UsageError('--visitors must be a whole number from 1 to 100000')
+  }
+  const bootstrapFile = path.join(run.config.dataDir, 'bootstrap.json')
+  const organizationId =
+    values.org ??
+    (existsSync(bootstrapFile)
+      ? (JSON.parse(readFileSync(bootstrapFile, 'utf8')) as { organizationId: string }).organizationId
+      : undefined)
+  if (!organizationId)
+    throw new UsageError(`seed-demo needs --org ORG_ID (no ${bootstrapFile} to take it from)`)
+  const summary = await withRepos(run, async (repos, store, coordination) => {
+    const organization = await repos.organizations
+      .get({ id: organizationId.toLowerCase() })
+      .catch(() => undefined)
+    if (!organization) throw new UsageError(`No organization ${organizationId}`)
+    return seedDemo({ store, repos, coordination }, { organizationId: organization.id, visitors })
+  })
+  out(JSON.stringify(summary, null, 2))
+}
+
 async function runCommand(run: CommandRun, argv: string[], out: Out): Promise<void> {
   const [command, sub, ...rest] = argv
   if (command === 'migrate') {
@@ -360,6 +403,8 @@ async function runCommand(run: CommandRun, argv: string[], out: Out): Promise<vo
   if (command === 'partner-keys') return partnerKeysCommand(run, sub, rest, out)
   if (command === 'credits') return creditsCommand(run, sub, rest, out)
   if (command === 'import') return importCommand(run, sub, rest, out)
+  if (command === 'seed-demo')
+    return seedDemoCommand(run, [sub, ...rest].filter((a) => a !== undefined) as string[], out)
   throw new UsageError(`Unknown command: ${argv.join(' ') || '(none)'}. Run "help" for the list.`)
 }
 

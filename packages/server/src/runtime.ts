@@ -5,6 +5,9 @@ import {
   createCoordination,
   createReadModel,
   createRepositories,
+  type EventDispatcher,
+  type EventJob,
+  eventJobName,
   type IncrementalScoring,
   migrate,
   type Repositories,
@@ -12,6 +15,7 @@ import {
   recalculationJobName,
   runRecalculation,
   type Store,
+  startEventDispatcher,
   startIncrementalScoring,
 } from '@visitor-id/core'
 import { createIngestService, createMetricsRegistry, type IngestService } from '@visitor-id/ingest'
@@ -67,11 +71,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined
   let ingest: IngestService | undefined
   let scoring: IncrementalScoring | undefined
+  let dispatcher: EventDispatcher | undefined
   let admin: AdminSocket | undefined
   const cleanup = async () => {
     await admin?.close()
     await app?.close()
     await scoring?.stop()
+    await dispatcher?.stop()
     await ingest?.close()
     await coordination?.close()
     await store.close()
@@ -133,6 +139,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
         runRecalculation(deps, job.data as Parameters<typeof runRecalculation>[1]),
       )
       scoring = startIncrementalScoring(deps, config.icpRescoreIntervalMs)
+      // Stored events go to the job queue. Their consumers (webhooks, email) come with their
+      // features; until then each event is logged, by id and type only (no personal data).
+      dispatcher = startEventDispatcher(deps)
+      coordination.jobs.process<EventJob>(eventJobName, async (job) => {
+        app?.log.info({ eventId: job.data.eventId, type: job.data.type }, 'event')
+      })
     }
     const address = await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
       throw listenError(error, config) ?? error
@@ -155,6 +167,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const running = app
     const runningIngest = ingest
     const runningScoring = scoring
+    const runningDispatcher = dispatcher
     const runningAdmin = admin
     return {
       app: running,
@@ -169,6 +182,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await runningAdmin?.close()
           await running.close()
           await runningScoring?.stop()
+          await runningDispatcher?.stop()
           // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
           await runningIngest?.close()
           await coordination?.close()

@@ -2,6 +2,7 @@
 // worker runs, the stats and the visitor profile's statuses, and incremental re-scoring of new
 // activity. The tenant and scope matrix (matrix.test.ts) covers 401/403 for every route.
 import type { RecalculationStatus } from '@visitor-id/core'
+import { blankContactFields } from '@visitor-id/core'
 import { timeUntil } from '@visitor-id/core/testing'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -634,6 +635,7 @@ describe('end to end: scores, stats and the visitor profile', () => {
   it('a contact-side filter decides the persona match', async () => {
     const at = new Date().toISOString()
     await h.repos.visitors.save({
+      ...blankContactFields,
       id: visitors.saas1,
       organization_id: tenant.organizationId,
       email: 'cto@saas.test',

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { blankContactFields } from '@visitor-id/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
@@ -225,9 +226,20 @@ describe('GET /visitor-tracking/{id}/installation/script/{type}', () => {
 
 describe('GET /visitor-tracking/{id}/visitors/{visitorId}', () => {
   it('returns contact, company, camelCase sessions and page views, and no phone fields', async () => {
+    const companyId = await h.seedCompany({
+      name: 'Acme',
+      domain: 'acme.test',
+      industry: 'SaaS',
+      city: 'Paris',
+    })
     const { visitorId, sessionId } = await h.seedVisitor(h.boot.organizationId, 3)
     const at = new Date().toISOString()
     await h.repos.visitors.save({
+      ...blankContactFields,
+      personal_email: 'ada@home.test',
+      phone: '+33 1 23 45 67 89',
+      address_2: 'Floor 2',
+      age_range: '35-44',
       id: visitorId,
       organization_id: h.boot.organizationId,
       email: 'ada@example.com',
@@ -238,7 +250,7 @@ describe('GET /visitor-tracking/{id}/visitors/{visitorId}', () => {
       department: '',
       country: '',
       linkedin_url: 'https://www.linkedin.com/in/ada',
-      company_id: 'cmp_1',
+      company_id: companyId,
       identified_at: at,
       first_seen_at: at,
       last_seen_at: at,
@@ -254,9 +266,50 @@ describe('GET /visitor-tracking/{id}/visitors/{visitorId}', () => {
     expect(profile).toMatchObject({
       id: visitorId,
       organizationId: h.boot.organizationId,
-      contact: { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', jobTitle: 'CTO' },
-      company: { id: 'cmp_1' },
+      contact: {
+        email: 'ada@example.com',
+        personalEmail: 'ada@home.test',
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        jobTitle: 'CTO',
+        phone: '+33 1 23 45 67 89',
+        address2: 'Floor 2',
+        ageRange: '35-44',
+        gender: null,
+        linkedinUrl: 'https://www.linkedin.com/in/ada',
+      },
+      company: {
+        id: companyId,
+        name: 'Acme',
+        domain: 'acme.test',
+        industry: 'SaaS',
+        city: 'Paris',
+        region: '',
+      },
     })
+    // Every contact field of the webhook `visitor` object, camelCase, and every `company` field.
+    expect(Object.keys(profile.contact)).toHaveLength(26)
+    expect(Object.keys(profile.company).sort()).toEqual(
+      [
+        'id',
+        'name',
+        'domain',
+        'industry',
+        'size',
+        'employeeSizeRange',
+        'revenueRange',
+        'linkedinUrl',
+        'websiteUrl',
+        'description',
+        'logoUrl',
+        'address',
+        'address2',
+        'city',
+        'region',
+        'postalCode',
+        'country',
+      ].sort(),
+    )
     expect(profile).not.toHaveProperty('phoneNumber')
     expect(profile).not.toHaveProperty('phoneNumberSearchStatus')
     expect(profile.sessions).toHaveLength(1)
@@ -275,6 +328,7 @@ describe('GET /visitor-tracking/{id}/visitors/{visitorId}', () => {
       trackingParams: { gclid: 'abc' },
       ipAddress: '203.0.113.7',
     })
+    expect(typeof profile.sessions[0].userAgent).toBe('string')
     expect(profile.pageViews.map((p: { title: string }) => p.title)).toEqual(['Page 2', 'Page 1', 'Page 0'])
     expect(profile.pageViews[0].visitedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   })

@@ -163,6 +163,7 @@ export const visitorTrackingRoutes: Route[] = [
       const profile = await getVisitorProfile(services.store, id, params.visitorId.toLowerCase(), {
         ipTracking: config?.ip_tracking ?? false,
         icpConfigs,
+        companyOf: (companyId) => services.repos.companies.get({ id: companyId }),
       })
       if (!profile) throw appError('resource_not_found', 'Visitor not found')
       return {

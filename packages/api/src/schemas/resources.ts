@@ -99,6 +99,7 @@ const sessionSchema = z.object({
   utmTerm: z.string(),
   utmContent: z.string(),
   deviceType: z.string(),
+  userAgent: z.string(),
   browser: z.string(),
   browserVersion: z.string(),
   os: z.string(),
@@ -124,13 +125,58 @@ export const visitorProfileSchema = z.object({
   contact: z
     .object({
       email: z.string().nullable(),
+      personalEmail: z.string().nullable(),
       firstName: z.string().nullable(),
       lastName: z.string().nullable(),
       jobTitle: z.string().nullable(),
+      seniority: z.string().nullable(),
+      department: z.string().nullable(),
+      country: z.string().nullable(),
+      phone: z.string().nullable(),
       linkedinUrl: z.string().nullable(),
+      facebookUrl: z.string().nullable(),
+      twitterUrl: z.string().nullable(),
+      photoUrl: z.string().nullable(),
+      location: z.string().nullable(),
+      address: z.string().nullable(),
+      address2: z.string().nullable(),
+      city: z.string().nullable(),
+      state: z.string().nullable(),
+      postalCode: z.string().nullable(),
+      gender: z.string().nullable(),
+      ageRange: z.string().nullable(),
+      incomeRange: z.string().nullable(),
+      netWorth: z.string().nullable(),
+      homeowner: z.string().nullable(),
+      married: z.string().nullable(),
+      children: z.string().nullable(),
     })
-    .nullable(),
-  company: z.object({ id: z.string() }).nullable(),
+    .nullable()
+    .describe(
+      'Every contact field of the identification payload, camelCase (null when unknown); null until identified',
+    ),
+  company: z
+    .object({
+      id: z.string(),
+      name: z.string(),
+      domain: z.string(),
+      industry: z.string(),
+      size: z.string(),
+      employeeSizeRange: z.string(),
+      revenueRange: z.string(),
+      linkedinUrl: z.string(),
+      websiteUrl: z.string(),
+      description: z.string(),
+      logoUrl: z.string(),
+      address: z.string(),
+      address2: z.string(),
+      city: z.string(),
+      region: z.string(),
+      postalCode: z.string(),
+      country: z.string(),
+    })
+    .nullable()
+    .describe("The contact's company, else the sessions' IP company ('' for fields not known)"),
   icp: z.boolean().describe('Matched by any active ICP config'),
   icpStatuses: z
     .record(z.string(), z.boolean())

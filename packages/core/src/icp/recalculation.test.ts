@@ -5,7 +5,12 @@ import { createCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { newId } from '../ids.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
-import { createRepositories, type IcpConfigRow, type Repositories } from '../store/entities.js'
+import {
+  blankContactFields,
+  createRepositories,
+  type IcpConfigRow,
+  type Repositories,
+} from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { timeUntil } from '../testing/poll.js'
 import { tempDir } from '../testing/temp-dir.js'
@@ -259,6 +264,7 @@ describe('incremental re-scoring', () => {
     await pageViews(org, newcomer, 'DE')
     const at = new Date().toISOString()
     await repos.visitors.save({
+      ...blankContactFields,
       id: identified,
       organization_id: org,
       email: 'ada@acme.test',

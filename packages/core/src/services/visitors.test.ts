@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../ids.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
-import { createRepositories } from '../store/entities.js'
+import { blankContactFields, createRepositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { tempDir } from '../testing/temp-dir.js'
 import { getVisitorProfile } from './visitors.js'
@@ -58,6 +58,7 @@ beforeAll(async () => {
     event(late, '2026-03-02T08:00:00.000Z', { path: '/docs', title: 'Docs', company_id: 'acme' }),
   ])
   await createRepositories(store).visitors.save({
+    ...blankContactFields,
     id: visitor,
     organization_id: org,
     email: 'ada@example.com',

@@ -1,6 +1,6 @@
 import { type VisitorIcp, visitorIcp } from '../icp/statuses.js'
 import type { Store } from '../store/client.js'
-import type { IcpConfigRow, VisitorRow } from '../store/entities.js'
+import type { CompanyRow, IcpConfigRow, VisitorRow } from '../store/entities.js'
 
 /** A session as the REST API shows it (spec: "Session object"). */
 export interface VisitorSession {
@@ -27,6 +27,7 @@ export interface VisitorSession {
   utmTerm: string
   utmContent: string
   deviceType: string
+  userAgent: string
   browser: string
   browserVersion: string
   os: string
@@ -50,19 +51,92 @@ export interface PageViewEntry {
   visitedAt: string
 }
 
+/** The contact fields the profile shows, snake_case as stored -> camelCase as shown. */
+const contactFields = {
+  email: 'email',
+  personal_email: 'personalEmail',
+  first_name: 'firstName',
+  last_name: 'lastName',
+  job_title: 'jobTitle',
+  seniority: 'seniority',
+  department: 'department',
+  country: 'country',
+  phone: 'phone',
+  linkedin_url: 'linkedinUrl',
+  facebook_url: 'facebookUrl',
+  twitter_url: 'twitterUrl',
+  photo_url: 'photoUrl',
+  location: 'location',
+  address: 'address',
+  address_2: 'address2',
+  city: 'city',
+  state: 'state',
+  postal_code: 'postalCode',
+  gender: 'gender',
+  age_range: 'ageRange',
+  income_range: 'incomeRange',
+  net_worth: 'netWorth',
+  homeowner: 'homeowner',
+  married: 'married',
+  children: 'children',
+} as const
+
+type ContactKey = keyof typeof contactFields
+export type VisitorContact = { [K in ContactKey as (typeof contactFields)[K]]: string | null }
+
+/** The company fields the profile shows, as the webhook `company` object has them, camelCase. */
+export interface VisitorCompany {
+  id: string
+  name: string
+  domain: string
+  industry: string
+  size: string
+  employeeSizeRange: string
+  revenueRange: string
+  linkedinUrl: string
+  websiteUrl: string
+  description: string
+  logoUrl: string
+  address: string
+  address2: string
+  city: string
+  region: string
+  postalCode: string
+  country: string
+}
+
+/** A company row as the profile shows it. */
+export function presentCompany(row: CompanyRow): VisitorCompany {
+  return {
+    id: row.id,
+    name: row.name,
+    domain: row.domain,
+    industry: row.industry,
+    size: row.size,
+    employeeSizeRange: row.employee_size_range,
+    revenueRange: row.revenue_range,
+    linkedinUrl: row.linkedin_url,
+    websiteUrl: row.website_url,
+    description: row.description,
+    logoUrl: row.logo_url,
+    address: row.address,
+    address2: row.address_2,
+    city: row.city,
+    region: row.region,
+    postalCode: row.postal_code,
+    country: row.country,
+  }
+}
+
 export interface VisitorProfile {
   id: string
   organizationId: string
   firstSeenAt: string
   lastSeenAt: string
-  contact: {
-    email: string | null
-    firstName: string | null
-    lastName: string | null
-    jobTitle: string | null
-    linkedinUrl: string | null
-  } | null
-  company: { id: string } | null
+  /** Every contact field of the webhook `visitor` object, camelCase; null when unknown. Null when not identified. */
+  contact: VisitorContact | null
+  /** The visitor's company (the webhook `company` fields, camelCase): its contact's, else its sessions' IP company. */
+  company: VisitorCompany | null
   /** Matched by any active ICP config. */
   icp: boolean
   /** Slug -> matched, for every active ICP config that has scored the visitor. */
@@ -98,6 +172,7 @@ interface FirstPageView {
   connection_type: string
   is_hosting: boolean
   is_anonymous: boolean
+  user_agent: string
   device_type: string
   browser: string
   browser_version: string
@@ -130,18 +205,12 @@ interface TimelineRow {
   icp: [string[], number[]]
 }
 
-type VisitorFields = Pick<
-  VisitorRow,
-  | 'email'
-  | 'first_name'
-  | 'last_name'
-  | 'job_title'
-  | 'linkedin_url'
-  | 'company_id'
-  | 'identified_at'
-  | 'first_seen_at'
-  | 'last_seen_at'
-> & { is_deleted: number; version: number | string }
+/** The identity row's JSON: the latest visitor row (rows written before migration 0009 lack most contact fields). */
+type VisitorFields = Partial<Pick<VisitorRow, ContactKey>> &
+  Pick<VisitorRow, 'company_id' | 'identified_at' | 'first_seen_at' | 'last_seen_at'> & {
+    is_deleted: number
+    version: number | string
+  }
 
 /**
  * The whole profile in one read of one table: `sessions` holds each session with its page views,
@@ -161,6 +230,45 @@ WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}
 ORDER BY session_id = toUUID('${identitySessionId}') DESC, started_at DESC
 LIMIT {rowLimit:UInt32}
 SETTINGS max_threads = 1`
+
+/** The company as the profile shows it; known only by id (not imported yet): its other fields empty. */
+async function companyObject(
+  id: string,
+  companyOf: VisitorProfileOptions['companyOf'],
+): Promise<VisitorCompany> {
+  const row = await companyOf?.(id)
+  if (row) return presentCompany(row)
+  return { id, ...emptyCompany }
+}
+
+const emptyCompany = Object.fromEntries(
+  [
+    'name',
+    'domain',
+    'industry',
+    'size',
+    'employeeSizeRange',
+    'revenueRange',
+    'linkedinUrl',
+    'websiteUrl',
+    'description',
+    'logoUrl',
+    'address',
+    'address2',
+    'city',
+    'region',
+    'postalCode',
+    'country',
+  ].map((k) => [k, '']),
+) as Omit<VisitorCompany, 'id'>
+
+function presentContact(visitor: VisitorFields): VisitorContact {
+  const contact = {} as Record<string, string | null>
+  for (const [stored, shown] of Object.entries(contactFields)) {
+    contact[shown] = visitor[stored as ContactKey] || null
+  }
+  return contact as VisitorContact
+}
 
 const wholeSeconds = (timestamp: string) => Math.floor(Date.parse(timestamp) / 1000)
 
@@ -191,6 +299,7 @@ function presentSession(row: TimelineRow, ipTracking: boolean): VisitorSession {
     utmTerm: first.utm_term,
     utmContent: first.utm_content,
     deviceType: first.device_type,
+    userAgent: first.user_agent,
     browser: first.browser,
     browserVersion: first.browser_version,
     os: first.os,
@@ -222,6 +331,8 @@ export interface VisitorProfileOptions {
   pageViewLimit?: number
   /** The organization's ICP configs (from memory): only active ones count. */
   icpConfigs?: readonly IcpConfigRow[]
+  /** Reads a company by id (from memory where the read model has it). */
+  companyOf?: (id: string) => Promise<CompanyRow | undefined>
 }
 
 /**
@@ -279,16 +390,8 @@ export async function getVisitorProfile(
     organizationId,
     firstSeenAt: visitor?.first_seen_at ?? times[0]!,
     lastSeenAt: times.at(-1) ?? visitor!.last_seen_at,
-    contact: visitor?.email
-      ? {
-          email: visitor.email,
-          firstName: visitor.first_name || null,
-          lastName: visitor.last_name || null,
-          jobTitle: visitor.job_title || null,
-          linkedinUrl: visitor.linkedin_url || null,
-        }
-      : null,
-    company: companyId ? { id: companyId } : null,
+    contact: visitor?.email ? presentContact(visitor) : null,
+    company: companyId ? await companyObject(companyId, options.companyOf) : null,
     icp,
     icpStatuses,
     personaMatch,

@@ -74,7 +74,54 @@ export interface PixelConfigRow {
   updated_at: string
 }
 
-export interface VisitorRow {
+/** The contact fields a visitor takes from its contact (migration 0009), '' when unknown. */
+export interface VisitorContactFields {
+  /** The contacts dataset row it was identified as; '' when identified by email alone. */
+  contact_id: string
+  personal_email: string
+  phone: string
+  facebook_url: string
+  twitter_url: string
+  photo_url: string
+  location: string
+  address: string
+  address_2: string
+  city: string
+  state: string
+  postal_code: string
+  gender: string
+  age_range: string
+  income_range: string
+  net_worth: string
+  homeowner: string
+  married: string
+  children: string
+}
+
+/** Every contact field empty: for a visitor known by email alone, or not at all. */
+export const blankContactFields: Readonly<VisitorContactFields> = Object.freeze({
+  contact_id: '',
+  personal_email: '',
+  phone: '',
+  facebook_url: '',
+  twitter_url: '',
+  photo_url: '',
+  location: '',
+  address: '',
+  address_2: '',
+  city: '',
+  state: '',
+  postal_code: '',
+  gender: '',
+  age_range: '',
+  income_range: '',
+  net_worth: '',
+  homeowner: '',
+  married: '',
+  children: '',
+})
+
+export interface VisitorRow extends VisitorContactFields {
   id: string
   organization_id: string
   email: string
@@ -225,6 +272,10 @@ export const visitorsTable: EntityDefinition<VisitorRow> = {
   columns: {
     id: 'UUID',
     organization_id: 'UUID',
+    ...(Object.fromEntries(Object.keys(blankContactFields).map((key) => [key, 'String'])) as Record<
+      keyof VisitorContactFields,
+      'String'
+    >),
     email: 'String',
     first_name: 'String',
     last_name: 'String',
@@ -316,6 +367,7 @@ export function createRepositories(store: Store, readModel?: ReadModel): Reposit
     pixelConfigs: small(pixelConfigsTable),
     icpConfigs: small(icpConfigsTable),
     visitors: createEntityRepository(store, visitorsTable),
+    // Not from memory: imports and ingest write companies straight to the store, unannounced.
     companies: createEntityRepository(store, companiesTable),
   }
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { normalizeDomain } from './domain.js'
 import { companySchema, normalizeCompany } from './schemas.js'
@@ -40,6 +41,19 @@ describe('normalizeDomain', () => {
     'mailto:someone',
   ])('rejects %j', (input) => {
     expect(normalizeDomain(input)).toBeUndefined()
+  })
+})
+
+describe('normalizeDomain shortcut', () => {
+  it('gives what the long way gives (forced by upper case and spaces)', () => {
+    const token = fc.constantFrom('a', 'z', '0', '9', '-', '.', 'www.', 'xn--', 'com', 'example')
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 12 }), (tokens) => {
+        const host = tokens.join('')
+        expect(normalizeDomain(host)).toBe(normalizeDomain(` ${host.toUpperCase()} `))
+      }),
+      { numRuns: 3000 },
+    )
   })
 })
 

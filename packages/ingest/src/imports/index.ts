@@ -1,4 +1,5 @@
-// Dataset imports behind `npm run cli -- import company-ips FILE` and `import companies FILE`:
+// Dataset imports behind `npm run cli -- import company-ips FILE`, `import companies FILE` and
+// `import contacts FILE` (contacts.ts):
 // read CSV or JSONL, validate every row, write good rows in batches, report rejected rows with
 // their line numbers.
 import { nextVersion, renderStatement, type Store } from '@visitor-id/core'
@@ -6,7 +7,9 @@ import type { z } from 'zod'
 import { type RecordResult, readRecords } from './read-records.js'
 import { companyIpSchema, companySchema, normalizeCompany, normalizeCompanyIp } from './schemas.js'
 
-export type ImportKind = 'company-ips' | 'companies'
+export type ImportKind = 'company-ips' | 'companies' | 'contacts'
+
+export { importContacts } from './contacts.js'
 
 export interface RejectedRow {
   line: number

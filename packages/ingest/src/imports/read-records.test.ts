@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { tempDir } from '@visitor-id/core/testing'
+import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import { type RecordResult, readRecords } from './read-records.js'
+import { createCsvParser, type RecordResult, readRecords } from './read-records.js'
 import { companyIpSchema, normalizeCompanyIp } from './schemas.js'
 
 const dir = tempDir('vid-read-')
@@ -59,5 +60,67 @@ describe('company-ip rows', () => {
     const bad = companyIpSchema.safeParse(normalizeCompanyIp({ cidr: '1.2.3.0/99', company_id: '' }))
     expect(bad.success).toBe(false)
     expect(bad.error?.issues.map((issue) => issue.path[0])).toEqual(['cidr', 'company_id'])
+  })
+})
+
+/** The first CSV parser, one character at a time: the reference the faster one must agree with. */
+function referenceCsv(chunks: string[]) {
+  let field = ''
+  let row: string[] = []
+  let quoted = false
+  let afterQuote = false
+  let line = 1
+  let rowLine = 1
+  const rows: { line: number; cells: string[] }[] = []
+  const endRow = () => {
+    row.push(field)
+    field = ''
+    if (row.length > 1 || row[0] !== '') rows.push({ line: rowLine, cells: row })
+    row = []
+  }
+  for (const char of chunks.join('')) {
+    if (quoted) {
+      if (char === '"') {
+        quoted = false
+        afterQuote = true
+      } else {
+        if (char === '\n') line += 1
+        field += char
+      }
+      continue
+    }
+    if (char === '"') {
+      if (afterQuote) field += '"'
+      quoted = true
+      afterQuote = false
+      continue
+    }
+    afterQuote = false
+    if (char === ',') {
+      row.push(field)
+      field = ''
+    } else if (char === '\n') {
+      endRow()
+      line += 1
+      rowLine = line
+    } else if (char !== '\r') field += char
+  }
+  if (!quoted && (field !== '' || row.length > 0)) endRow()
+  return { rows, unclosedAt: quoted ? rowLine : undefined }
+}
+
+describe('createCsvParser', () => {
+  it('agrees with the character-at-a-time parser on any text, however it is chunked', () => {
+    const text = fc.string({ unit: fc.constantFrom('a', 'b', ' ', ',', '"', '\n', '\r', 'é'), maxLength: 80 })
+    fc.assert(
+      fc.property(text, fc.array(fc.nat(80), { maxLength: 6 }), (input, cuts) => {
+        const points = [...new Set(cuts.map((cut) => Math.min(cut, input.length)))].sort((a, b) => a - b)
+        const chunks = [0, ...points].map((start, i) => input.slice(start, [...points, input.length][i]))
+        const parser = createCsvParser()
+        const rows = chunks.flatMap((chunk, i) => parser.push(chunk, i === chunks.length - 1))
+        expect({ rows, unclosedAt: parser.unclosedAt }).toEqual(referenceCsv(chunks))
+      }),
+      { numRuns: 2000 },
+    )
   })
 })

@@ -1,0 +1,270 @@
+// Identification on the real embedded store: contacts, company, credits, the visitor.identified
+// event, exactly once however often and however concurrently a visitor is identified.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { creditBalance, grantCredits } from '../credits/ledger.js'
+import { newId, sha256Hex } from '../ids.js'
+import { createOrganization, createUser } from '../services/tenancy.js'
+import { getVisitorProfile } from '../services/visitors.js'
+import { createStore, type Store } from '../store/client.js'
+import { createRepositories, type Repositories } from '../store/entities.js'
+import { migrate } from '../store/migrate.js'
+import { tempDir } from '../testing/temp-dir.js'
+import { readEvents } from './events.js'
+import { type IdentifyHit, identifyVisitors } from './identify.js'
+
+const tmp = tempDir('vid-identify-')
+let store: Store
+let repos: Repositories
+
+beforeAll(async () => {
+  store = createStore({ database: 'default', dataDir: tmp.dir })
+  await migrate(store)
+  repos = createRepositories(store)
+  const at = new Date().toISOString()
+  await store.insert('companies', [
+    {
+      id: 'acme',
+      name: 'Acme',
+      domain: 'acme.test',
+      industry: 'SaaS',
+      created_at: at,
+      updated_at: at,
+      version: 1,
+    },
+    { id: 'globex', name: 'Globex', domain: 'globex.test', created_at: at, updated_at: at, version: 1 },
+  ])
+  await store.insert('contacts', [
+    {
+      id: 'c-ada',
+      email: 'ada@acme.test',
+      personal_email: 'ada@home.test',
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      job_title: 'CTO',
+      phone: '+33 1 23',
+      linkedin_url: 'https://linkedin.com/in/ada',
+      gender: 'female',
+      company_id: 'acme',
+      created_at: at,
+      updated_at: at,
+      version: 1,
+    },
+    {
+      id: 'c-grace',
+      email: 'grace@globex.test',
+      first_name: 'Grace',
+      company_domain: 'globex.test',
+      created_at: at,
+      updated_at: at,
+      version: 1,
+    },
+  ])
+})
+
+afterAll(async () => {
+  await store?.close()
+  tmp.remove()
+})
+
+/** A fresh organization with `credits` credits, and a page view of `visitor` in `session`. */
+async function organization(credits: number, maxOverages: number | null = null) {
+  const user = await createUser(repos, { email: `${newId()}@owner.test` })
+  const { organization } = await createOrganization(repos, { name: 'Shop', ownerUserId: user.id })
+  await repos.organizations.save({ ...organization, max_overages: maxOverages })
+  if (credits > 0)
+    await grantCredits(store, { organizationId: organization.id, amount: credits, reason: 'test' })
+  return organization.id
+}
+
+async function visit(organizationId: string) {
+  const visitorId = newId()
+  const sessionId = newId()
+  const at = new Date().toISOString()
+  await store.insert('page_views', [
+    {
+      event_id: newId(),
+      organization_id: organizationId,
+      visitor_id: visitorId,
+      session_id: sessionId,
+      type: 'pageview',
+      timestamp: at,
+      received_at: at,
+      url: 'https://shop.test/pricing',
+      path: '/pricing',
+      ip: '203.0.113.9',
+      country: 'FR',
+      company_id: 'as3215',
+    },
+  ])
+  return { visitorId, sessionId }
+}
+
+const hit = (
+  organizationId: string,
+  v: { visitorId: string; sessionId: string },
+  email: string,
+): IdentifyHit => ({
+  organization_id: organizationId,
+  visitor_id: v.visitorId,
+  session_id: v.sessionId,
+  email,
+  timestamp: new Date().toISOString(),
+  company_id: 'as3215',
+})
+
+const visitorRow = (organizationId: string, id: string) =>
+  repos.visitors.get({ organization_id: organizationId, id })
+
+describe('identifyVisitors', () => {
+  it('a contact found by email makes a person: its fields, its company, 1 credit, one event with the payload', async () => {
+    const org = await organization(10)
+    const v = await visit(org)
+    const result = await identifyVisitors({ store, repos }, [hit(org, v, '  Ada@ACME.test ')])
+    expect(result).toMatchObject({ persons: 1, firstIdentifications: 1, dropped: 0 })
+    const row = await visitorRow(org, v.visitorId)
+    expect(row).toMatchObject({
+      contact_id: 'c-ada',
+      email: 'ada@acme.test',
+      personal_email: 'ada@home.test',
+      first_name: 'Ada',
+      job_title: 'CTO',
+      gender: 'female',
+      company_id: 'acme',
+    })
+    expect(row?.identified_at).toBeTruthy()
+    expect(await creditBalance(store, org)).toBe(9)
+    const events = await readEvents(store, { organizationId: org })
+    expect(events).toHaveLength(1)
+    const payload = JSON.parse(events[0]!.payload)
+    expect(payload).toMatchObject({
+      event_type: 'visitor.identified',
+      organization_id: org,
+      session_id: v.sessionId,
+      workspace: 'Shop',
+      visitor: {
+        id: v.visitorId,
+        email: 'ada@acme.test',
+        first_name: 'Ada',
+        gender: 'female',
+        married: null,
+      },
+      company: { id: 'acme', name: 'Acme', domain: 'acme.test', industry: 'SaaS' },
+      session: {
+        country: 'FR',
+        ip_address: '203.0.113.9',
+        is_hosting: false,
+        first_visit: true,
+        page_view_count: 1,
+      },
+      page_views: [{ url: 'https://shop.test/pricing' }],
+    })
+    // The profile shows the contact and the company in full.
+    const profile = await getVisitorProfile(store, org, v.visitorId, {
+      ipTracking: true,
+      companyOf: (id) => repos.companies.get({ id }),
+    })
+    expect(profile?.contact).toMatchObject({
+      email: 'ada@acme.test',
+      personalEmail: 'ada@home.test',
+      phone: '+33 1 23',
+    })
+    expect(profile?.company).toMatchObject({ id: 'acme', name: 'Acme', domain: 'acme.test' })
+  })
+
+  it('identifying again charges nothing and emits nothing more; the event keeps its id', async () => {
+    const org = await organization(10)
+    const v = await visit(org)
+    await identifyVisitors({ store, repos }, [hit(org, v, 'ada@acme.test')])
+    const [first] = await readEvents(store, { organizationId: org })
+    await identifyVisitors({ store, repos }, [hit(org, v, 'ada@home.test'), hit(org, v, 'ada@acme.test')])
+    expect(await creditBalance(store, org)).toBe(9)
+    expect(await readEvents(store, { organizationId: org })).toEqual([first])
+  })
+
+  it('finds the contact by the SHA-256 of its personal email, and the company by its domain', async () => {
+    const org = await organization(10)
+    const [a, g] = [await visit(org), await visit(org)]
+    const result = await identifyVisitors({ store, repos }, [
+      hit(org, a, sha256Hex('ada@home.test')),
+      hit(org, g, 'grace@globex.test'),
+    ])
+    expect(result.persons).toBe(2)
+    expect(await visitorRow(org, a.visitorId)).toMatchObject({ contact_id: 'c-ada', email: 'ada@acme.test' })
+    expect(await visitorRow(org, g.visitorId)).toMatchObject({ contact_id: 'c-grace', company_id: 'globex' })
+  })
+
+  it('no contact: the visitor is known by its email alone, free; a bad email or a lone hash is dropped', async () => {
+    const org = await organization(10)
+    const [known, bad, hash] = [await visit(org), await visit(org), await visit(org)]
+    const result = await identifyVisitors({ store, repos }, [
+      hit(org, known, 'someone@else.test'),
+      hit(org, bad, 'not an email'),
+      hit(org, bad, `${'x'.repeat(250)}@toolong.test`),
+      hit(org, hash, sha256Hex('nobody@nowhere.test')),
+    ])
+    expect(result).toMatchObject({ persons: 0, firstIdentifications: 1, dropped: 3 })
+    expect(await visitorRow(org, known.visitorId)).toMatchObject({
+      email: 'someone@else.test',
+      contact_id: '',
+      company_id: 'as3215',
+    })
+    expect(await visitorRow(org, bad.visitorId)).toBeUndefined()
+    expect(await creditBalance(store, org)).toBe(10)
+    expect(await readEvents(store, { organizationId: org })).toHaveLength(1)
+  })
+
+  it('beyond maxOverages below zero, visitors are known by email only until credits are added', async () => {
+    const org = await organization(1, 1) // one credit, one more of overage
+    const visits = [await visit(org), await visit(org), await visit(org)]
+    const result = await identifyVisitors(
+      { store, repos },
+      visits.map((v, i) => hit(org, v, i === 2 ? 'grace@globex.test' : 'ada@acme.test')),
+    )
+    expect(result.persons).toBe(2)
+    expect(await creditBalance(store, org)).toBe(-1)
+    expect(await visitorRow(org, visits[2]!.visitorId)).toMatchObject({
+      email: 'grace@globex.test',
+      contact_id: '',
+    })
+    await grantCredits(store, { organizationId: org, amount: 5, reason: 'top-up' })
+    await identifyVisitors({ store, repos }, [hit(org, visits[2]!, 'grace@globex.test')])
+    expect(await visitorRow(org, visits[2]!.visitorId)).toMatchObject({
+      contact_id: 'c-grace',
+      first_name: 'Grace',
+    })
+    expect(await creditBalance(store, org)).toBe(3)
+  })
+
+  it('identifying one visitor many times at once charges one credit and stores one event', async () => {
+    const org = await organization(10)
+    const v = await visit(org)
+    await Promise.all(
+      Array.from({ length: 6 }, () => identifyVisitors({ store, repos }, [hit(org, v, 'ada@acme.test')])),
+    )
+    expect(await creditBalance(store, org)).toBe(9)
+    expect(await readEvents(store, { organizationId: org })).toHaveLength(1)
+  })
+
+  it('a crash before the visitor row is written: the replay stores the same event, not a second one', async () => {
+    const org = await organization(10)
+    const v = await visit(org)
+    const crashing: Store = {
+      ...store,
+      insert: async (table, rows, options) => {
+        if (table === 'visitors') throw new Error('crash')
+        return store.insert(table, rows, options)
+      },
+    }
+    await expect(
+      identifyVisitors({ store: crashing, repos }, [hit(org, v, 'ada@acme.test')]),
+    ).rejects.toThrow('crash')
+    const [stored] = await readEvents(store, { organizationId: org })
+    expect(stored).toBeDefined()
+    expect(await visitorRow(org, v.visitorId)).toBeUndefined()
+    await identifyVisitors({ store, repos }, [hit(org, v, 'ada@acme.test')])
+    expect((await visitorRow(org, v.visitorId))?.identified_at).toBeTruthy()
+    const events = await readEvents(store, { organizationId: org })
+    expect(events.map((event) => event.event_id)).toEqual([stored!.event_id])
+    expect(await creditBalance(store, org)).toBe(9)
+  })
+})

@@ -1,0 +1,263 @@
+// Identify to person (DESIGN.md, "Identification"): an identify hit (site-supplied email or a
+// captured form) matches a contact by email, personal email or the SHA-256 of either; the visitor
+// takes the contact's fields and company, and `identified_at` once. The first identification of a
+// visitor as a person costs 1 credit (at most once per visitor), and only while the balance allows
+// (maxOverages); otherwise, or with no contact, the visitor is known by its email alone. The first
+// identification of a visitor stores `visitor.identified` with the whole identification payload,
+// before the visitor row says it is identified: a crash in between stores it again under the
+// same id on the replay, never loses it, never doubles it.
+import { chargeIdentification, creditBalances, mayIdentifyPerson } from '../credits/ledger.js'
+import { organizationIcpConfigs } from '../icp/configs.js'
+import { nextVersion } from '../ids.js'
+import { getVisitorProfile } from '../services/visitors.js'
+import type { Store } from '../store/client.js'
+import {
+  blankContactFields,
+  type CompanyRow,
+  type Repositories,
+  type VisitorRow,
+  visitorsTable,
+} from '../store/entities.js'
+import { type ContactRow, emailKey, findContactsByKeys, normalizeEmail } from './contacts.js'
+import { appendEvents, eventIdOf, type StoredEvent } from './events.js'
+import { identificationPayload } from './payload.js'
+
+/** An identify hit as ingest stored it. */
+export interface IdentifyHit {
+  organization_id: string
+  visitor_id: string
+  session_id: string
+  /** A site-supplied email, or the SHA-256 hex of a normalized one. */
+  email: string
+  timestamp: string
+  /** The company ingest attributed to the hit's IP ('' when none). */
+  company_id: string
+}
+
+export interface IdentifyResult {
+  /** Visitors written (identified now or again). */
+  visitors: VisitorRow[]
+  /** Visitors identified as persons for the first time by this call. */
+  persons: number
+  /** Visitors identified for the first time (each got its `visitor.identified` event). */
+  firstIdentifications: number
+  /** Hits dropped: the email was malformed or oversized, or a hash matched no contact. */
+  dropped: number
+}
+
+const earliest = (a: string, b: string) => (Date.parse(a) <= Date.parse(b) ? a : b)
+const latest = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b)
+const visitorColumns = Object.keys(visitorsTable.columns).join(', ')
+const contactFieldNames = Object.keys(blankContactFields) as (keyof typeof blankContactFields)[]
+/** Every text field of a visitor row empty: a visitor seen before, but never identified. */
+const blankVisitorFields = {
+  ...blankContactFields,
+  email: '',
+  first_name: '',
+  last_name: '',
+  job_title: '',
+  seniority: '',
+  department: '',
+  country: '',
+  linkedin_url: '',
+}
+
+/** The visitor rows of one organization, and when each visitor was first seen, in two queries. */
+async function loadVisitors(store: Store, organizationId: string, ids: string[]) {
+  const [rows, firstSeen] = await Promise.all([
+    store.query<VisitorRow>(
+      `SELECT ${visitorColumns} FROM visitors FINAL WHERE organization_id = {organizationId:UUID} AND id IN {ids:Array(UUID)}`,
+      { organizationId, ids },
+    ),
+    store.query<{ visitor: string; first: string }>(
+      `SELECT visitor_id AS visitor, min(timestamp) AS first FROM page_views
+       WHERE organization_id = {organizationId:UUID} AND visitor_id IN {ids:Array(UUID)} GROUP BY visitor_id`,
+      { organizationId, ids },
+    ),
+  ])
+  return {
+    existing: new Map(rows.map((row) => [row.id, row])),
+    firstSeen: new Map(firstSeen.map((row) => [row.visitor, row.first])),
+  }
+}
+
+/** Imported companies by domain, for contacts that name their company by domain. */
+async function companiesByDomain(store: Store, domains: string[]): Promise<Map<string, string>> {
+  if (domains.length === 0) return new Map()
+  const rows = await store.query<{ domain: string; id: string }>(
+    'SELECT domain, any(id) AS id FROM companies FINAL WHERE domain IN {domains:Array(String)} GROUP BY domain',
+    { domains },
+  )
+  return new Map(rows.map((row) => [row.domain, row.id]))
+}
+
+/** The visitor's contact fields from its contact. */
+function fromContact(contact: ContactRow) {
+  const fields: Record<string, string> = { contact_id: contact.id }
+  for (const name of contactFieldNames) if (name !== 'contact_id') fields[name] = contact[name]
+  return {
+    ...(fields as unknown as typeof blankContactFields),
+    email: contact.email,
+    first_name: contact.first_name,
+    last_name: contact.last_name,
+    job_title: contact.job_title,
+    seniority: contact.seniority,
+    department: contact.department,
+    country: contact.country,
+    linkedin_url: contact.linkedin_url,
+  }
+}
+
+export interface IdentifyDeps {
+  store: Store
+  repos: Repositories
+}
+
+/**
+ * Identifies the visitors of a batch of identify hits (the last hit of a visitor wins).
+ * @example await identifyVisitors({ store, repos }, rows.filter((row) => row.type === 'identify'))
+ */
+export async function identifyVisitors(
+  deps: IdentifyDeps,
+  hits: readonly IdentifyHit[],
+): Promise<IdentifyResult> {
+  const { store, repos } = deps
+  const result: IdentifyResult = { visitors: [], persons: 0, firstIdentifications: 0, dropped: 0 }
+  const last = new Map<string, IdentifyHit & { key: string }>()
+  for (const hit of hits) {
+    const key = emailKey(hit.email)
+    if (key === undefined) {
+      result.dropped++
+      continue
+    }
+    last.set(`${hit.organization_id}/${hit.visitor_id}`, { ...hit, key })
+  }
+  if (last.size === 0) return result
+  const wanted = [...last.values()]
+  const contacts = await findContactsByKeys(
+    store,
+    wanted.map((hit) => hit.key),
+  )
+  const organizationIds = [...new Set(wanted.map((hit) => hit.organization_id))]
+  const balances = await creditBalances(store, organizationIds)
+  const domains = await companiesByDomain(store, [
+    ...new Set(
+      [...contacts.values()].filter((c) => !c.company_id && c.company_domain).map((c) => c.company_domain),
+    ),
+  ])
+  const events: StoredEvent[] = []
+  const rows: VisitorRow[] = []
+
+  for (const organizationId of organizationIds) {
+    const organization = await repos.organizations.get({ id: organizationId })
+    if (!organization) continue // an organization deleted since the hit: nothing to identify for
+    const hitsOfOrganization = wanted.filter((hit) => hit.organization_id === organizationId)
+    const { existing, firstSeen } = await loadVisitors(
+      store,
+      organizationId,
+      hitsOfOrganization.map((hit) => hit.visitor_id),
+    )
+    let balance = balances.get(organizationId) ?? 0
+    for (const hit of hitsOfOrganization) {
+      const before = existing.get(hit.visitor_id)
+      const contact = contacts.get(hit.key)
+      const isPerson = Boolean(before?.contact_id)
+      let person: ReturnType<typeof fromContact> | undefined
+      if (contact && !isPerson && mayIdentifyPerson(balance, organization.max_overages)) {
+        const charge = await chargeIdentification(store, { organizationId, visitorId: hit.visitor_id })
+        balance = charge.balance
+        person = fromContact(contact)
+        result.persons++
+      }
+      const email = normalizeEmail(hit.email)
+      if (!person && !isPerson && !email) {
+        // A hash with no contact (or no credit to use it) leaves nothing to identify the visitor by.
+        result.dropped++
+        continue
+      }
+      const now = new Date().toISOString()
+      const contactCompany =
+        contact?.company_id || (contact?.company_domain ? domains.get(contact.company_domain) : '')
+      const identity = person ?? (isPerson ? {} : { email: email as string })
+      const row: VisitorRow = {
+        ...blankVisitorFields,
+        ...before,
+        ...identity,
+        id: hit.visitor_id,
+        organization_id: organizationId,
+        company_id: (person && contactCompany) || before?.company_id || hit.company_id,
+        identified_at: before?.identified_at ?? hit.timestamp,
+        first_seen_at: earliest(
+          before?.first_seen_at ?? firstSeen.get(hit.visitor_id) ?? hit.timestamp,
+          hit.timestamp,
+        ),
+        last_seen_at: latest(before?.last_seen_at ?? hit.timestamp, hit.timestamp),
+        created_at: before?.created_at ?? now,
+        updated_at: now,
+      }
+      rows.push(row)
+      if (!before?.identified_at) {
+        events.push(await identifiedEvent(deps, organization, row, hit))
+        result.firstIdentifications++
+      }
+    }
+  }
+  // The events first: a crash before the visitor rows are written identifies again on the replay,
+  // which stores the same events under the same ids.
+  await appendEvents(store, events)
+  if (rows.length > 0) {
+    await store.insert(
+      'visitors',
+      rows.map((row) => ({ ...row, version: nextVersion(), is_deleted: 0 })),
+    )
+  }
+  result.visitors = rows
+  return result
+}
+
+/** `visitor.identified` for a visitor identified now, with the whole identification payload. */
+async function identifiedEvent(
+  deps: IdentifyDeps,
+  organization: { id: string; name: string },
+  visitor: VisitorRow,
+  hit: IdentifyHit,
+): Promise<StoredEvent> {
+  const [pixelConfig, icpConfigs] = await Promise.all([
+    deps.repos.pixelConfigs.get({ organization_id: organization.id }),
+    organizationIcpConfigs(deps.repos, organization.id),
+  ])
+  const ipTracking = pixelConfig?.ip_tracking ?? false
+  const profile = await getVisitorProfile(deps.store, organization.id, visitor.id, { ipTracking, icpConfigs })
+  const session = profile?.sessions.find((s) => s.id === hit.session_id) ?? profile?.sessions[0]
+  const company: CompanyRow | undefined = visitor.company_id
+    ? await deps.repos.companies.get({ id: visitor.company_id })
+    : undefined
+  const payload = identificationPayload({
+    eventType: 'visitor.identified',
+    timestamp: hit.timestamp,
+    organization,
+    ipTracking,
+    visitor: { ...visitor, created_at: visitor.created_at, last_seen_at: visitor.last_seen_at },
+    icp: {
+      icp: profile?.icp ?? false,
+      icpStatuses: profile?.icpStatuses ?? {},
+      personaMatch: profile?.personaMatch ?? false,
+      icpScore: 0,
+    },
+    company,
+    session,
+    firstVisit: (profile?.sessions.length ?? 0) <= 1,
+    pageViews: (profile?.pageViews ?? [])
+      .filter((view) => !session || view.sessionId === session.id)
+      .map((view) => ({ url: view.url, visitedAt: view.visitedAt }))
+      .reverse(),
+  })
+  return {
+    event_id: eventIdOf('visitor.identified', organization.id, visitor.id),
+    type: 'visitor.identified',
+    organization_id: organization.id,
+    visitor_id: visitor.id,
+    payload: JSON.stringify(payload),
+    created_at: hit.timestamp,
+  }
+}

@@ -1,0 +1,346 @@
+// `seed-demo`: realistic data for a fresh install, so a newcomer sees identified visitors, their
+// companies and ICP matches at once. Everything goes through the same paths real data takes:
+// companies, contacts and IP ranges as imports write them, page views as ingest writes them (the
+// views build sessions and visitor facts), identification through core (contacts, credits,
+// events), and an ICP config scored in ClickHouse.
+import { randomUUID } from 'node:crypto'
+import {
+  activeOrganizationConfigIds,
+  addIcpConfig,
+  type Coordination,
+  identifyVisitors,
+  nextVersion,
+  organizationIcpConfigs,
+  type Repositories,
+  type Store,
+  scoreConfig,
+} from '@visitor-id/core'
+
+export interface DemoSummary {
+  organizationId: string
+  companies: number
+  contacts: number
+  visitors: number
+  pageViews: number
+  identified: number
+  icpConfig: string
+  icpMatches: number
+}
+
+const industries = [
+  'SaaS',
+  'Fintech',
+  'Healthcare',
+  'Retail',
+  'Manufacturing',
+  'Education',
+  'Media',
+  'Logistics',
+]
+const sizes = ['11-50', '51-200', '201-500', '501-1000', '1001-5000']
+const places = [
+  { country: 'US', region: 'California', city: 'San Francisco' },
+  { country: 'US', region: 'New York', city: 'New York' },
+  { country: 'GB', region: 'England', city: 'London' },
+  { country: 'DE', region: 'Berlin', city: 'Berlin' },
+  { country: 'FR', region: 'Île-de-France', city: 'Paris' },
+  { country: 'NL', region: 'North Holland', city: 'Amsterdam' },
+]
+const words = [
+  'Acme',
+  'Globex',
+  'Initech',
+  'Umbrella',
+  'Hooli',
+  'Vandelay',
+  'Stark',
+  'Wayne',
+  'Tyrell',
+  'Cyberdyne',
+  'Soylent',
+  'Wonka',
+  'Aperture',
+  'Black Mesa',
+  'Oscorp',
+  'Massive Dynamic',
+]
+const suffixes = ['Labs', 'Systems', 'Analytics', 'Cloud', 'Health', 'Pay', 'Works', 'Logistics']
+const firstNames = [
+  'Ada',
+  'Grace',
+  'Alan',
+  'Katherine',
+  'Linus',
+  'Margaret',
+  'Dennis',
+  'Barbara',
+  'Ken',
+  'Frances',
+  'Tim',
+  'Radia',
+]
+const lastNames = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Johnson',
+  'Torvalds',
+  'Hamilton',
+  'Ritchie',
+  'Liskov',
+  'Thompson',
+  'Allen',
+  'Berners-Lee',
+  'Perlman',
+]
+const titles = [
+  ['CTO', 'c-level', 'engineering'],
+  ['VP Engineering', 'vp', 'engineering'],
+  ['Head of Marketing', 'director', 'marketing'],
+  ['Sales Director', 'director', 'sales'],
+  ['CEO', 'c-level', 'executive'],
+  ['Software Engineer', 'individual', 'engineering'],
+  ['Product Manager', 'manager', 'product'],
+] as const
+const pages = [
+  '/',
+  '/pricing',
+  '/features',
+  '/docs',
+  '/blog/visitor-identification',
+  '/customers',
+  '/demo',
+  '/integrations',
+]
+const sources = [
+  { utm_source: 'google', utm_medium: 'cpc', utm_campaign: 'brand', referrer: 'https://www.google.com/' },
+  {
+    utm_source: 'linkedin',
+    utm_medium: 'social',
+    utm_campaign: 'launch',
+    referrer: 'https://www.linkedin.com/',
+  },
+  { utm_source: 'newsletter', utm_medium: 'email', utm_campaign: 'november', referrer: '' },
+  { utm_source: '', utm_medium: '', utm_campaign: '', referrer: 'https://news.ycombinator.com/' },
+  { utm_source: '', utm_medium: '', utm_campaign: '', referrer: '' },
+]
+const browsers = [
+  {
+    browser: 'Chrome',
+    os: 'Mac OS',
+    device_type: 'desktop',
+    user_agent:
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+  },
+  {
+    browser: 'Firefox',
+    os: 'Windows',
+    device_type: 'desktop',
+    user_agent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0',
+  },
+  {
+    browser: 'Mobile Safari',
+    os: 'iOS',
+    device_type: 'mobile',
+    user_agent:
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+  },
+]
+
+/** A small deterministic generator, so two runs with the same seed make the same data. */
+function generator(seed: number) {
+  let state = seed >>> 0 || 1
+  const next = () => {
+    state ^= state << 13
+    state ^= state >>> 17
+    state ^= state << 5
+    return (state >>> 0) / 4294967296
+  }
+  return {
+    next,
+    int: (n: number) => Math.floor(next() * n),
+    pick: <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!,
+  }
+}
+
+export interface DemoOptions {
+  organizationId: string
+  visitors: number
+  seed?: number
+  now?: number
+}
+
+/** Fills the organization with demo companies, contacts, visitors, identifications and an ICP config. */
+export async function seedDemo(
+  deps: { store: Store; repos: Repositories; coordination: Coordination },
+  options: DemoOptions,
+): Promise<DemoSummary> {
+  const { store, repos } = deps
+  const rand = generator(options.seed ?? 42)
+  const now = options.now ?? Date.now()
+  const at = new Date(now).toISOString()
+  const run = randomUUID().slice(0, 6)
+  const stamp = { created_at: at, updated_at: at, version: nextVersion(), is_deleted: 0 }
+
+  // Companies, with an IP range each (documentation and benchmarking address space).
+  const companyCount = Math.max(10, Math.min(200, Math.ceil(options.visitors / 5)))
+  const companies = Array.from({ length: companyCount }, (_, i) => {
+    const name = `${words[i % words.length]} ${suffixes[Math.floor(i / words.length) % suffixes.length]}${i >= words.length * suffixes.length ? ` ${i}` : ''}`
+    const domain = `${name.toLowerCase().replace(/[^a-z0-9]+/g, '')}.example`
+    const place = rand.pick(places)
+    return {
+      id: `demo-${run}-${i}`,
+      name,
+      domain,
+      industry: rand.pick(industries),
+      size: String(10 + rand.int(4000)),
+      employee_size_range: rand.pick(sizes),
+      revenue_range: rand.pick(['1M-10M', '10M-50M', '50M-100M', '100M+']),
+      website_url: `https://${domain}`,
+      description: `${name} builds things for ${rand.pick(industries).toLowerCase()} teams.`,
+      city: place.city,
+      region: place.region,
+      country: place.country,
+      source: 'import',
+      ...stamp,
+    }
+  })
+  await store.insert('companies', companies)
+  await store.insert(
+    'company_ip_ranges',
+    companies.map((company, i) => ({ cidr: `198.18.${i % 256}.0/24`, company_id: company.id, ...stamp })),
+  )
+
+  // Three contacts per company.
+  const contacts = companies.flatMap((company, c) =>
+    Array.from({ length: 3 }, (_, k) => {
+      const first = firstNames[(c * 3 + k) % firstNames.length]!
+      const last = lastNames[(c * 7 + k) % lastNames.length]!
+      const [title, seniority, department] = titles[(c + k) % titles.length]!
+      const email = `${first}.${last}.${c}${k}@${company.domain}`.toLowerCase()
+      return {
+        id: email,
+        email,
+        first_name: first,
+        last_name: last,
+        job_title: title,
+        seniority,
+        department,
+        linkedin_url: `https://www.linkedin.com/in/${first}-${last}-${run}${c}${k}`.toLowerCase(),
+        city: company.city,
+        country: company.country,
+        company_id: company.id,
+        ...stamp,
+      }
+    }),
+  )
+  await store.insert('contacts', contacts)
+
+  // Visitors: one to four sessions each over the last 30 days; most from a company network.
+  const rows: object[] = []
+  const identifyHits: Parameters<typeof identifyVisitors>[1][number][] = []
+  for (let v = 0; v < options.visitors; v++) {
+    const visitorId = randomUUID()
+    const companyIndex = rand.next() < 0.7 ? rand.int(companies.length) : -1
+    const company = companyIndex >= 0 ? companies[companyIndex]! : undefined
+    const place = company
+      ? (places.find((p) => p.country === company.country) ?? rand.pick(places))
+      : rand.pick(places)
+    const device = rand.pick(browsers)
+    const sessions = 1 + rand.int(4)
+    let last: { sessionId: string; timestamp: string } | undefined
+    for (let s = 0; s < sessions; s++) {
+      const sessionId = randomUUID()
+      const source = rand.pick(sources)
+      const start = now - rand.int(30 * 86_400_000)
+      const views = 1 + rand.int(5)
+      for (let p = 0; p < views; p++) {
+        const path = p === 0 ? rand.pick(pages) : rand.pick(pages)
+        const timestamp = new Date(start + p * (20_000 + rand.int(90_000))).toISOString()
+        const query = source.utm_source
+          ? `?utm_source=${source.utm_source}&utm_medium=${source.utm_medium}&utm_campaign=${source.utm_campaign}`
+          : ''
+        rows.push({
+          event_id: randomUUID(),
+          organization_id: options.organizationId,
+          visitor_id: visitorId,
+          session_id: sessionId,
+          type: 'pageview',
+          timestamp,
+          received_at: timestamp,
+          url: `https://www.yoursite.example${path}${p === 0 ? query : ''}`,
+          path,
+          hostname: 'www.yoursite.example',
+          title: path === '/' ? 'Home' : path.slice(1),
+          referrer: p === 0 ? source.referrer : '',
+          utm_source: p === 0 ? source.utm_source : '',
+          utm_medium: p === 0 ? source.utm_medium : '',
+          utm_campaign: p === 0 ? source.utm_campaign : '',
+          screen_width: device.device_type === 'mobile' ? 390 : 1440,
+          screen_height: device.device_type === 'mobile' ? 844 : 900,
+          language: 'en-US',
+          engaged_ms: 5000 + rand.int(120_000),
+          max_scroll: 20 + rand.int(80),
+          ip: company ? `198.18.${companyIndex % 256}.${1 + rand.int(250)}` : `192.0.2.${1 + rand.int(250)}`,
+          country: place.country,
+          region: place.region,
+          city: place.city,
+          isp: company ? company.name : 'Example Telecom',
+          connection_type: company ? 'business' : 'isp',
+          user_agent: device.user_agent,
+          device_type: device.device_type,
+          browser: device.browser,
+          os: device.os,
+          company_id: company?.id ?? '',
+        })
+        last = { sessionId, timestamp }
+      }
+    }
+    // A third of the company visitors filled a form or signed in.
+    if (company && last && rand.next() < 0.35) {
+      const contact = contacts[companyIndex * 3 + rand.int(3)]!
+      identifyHits.push({
+        organization_id: options.organizationId,
+        visitor_id: visitorId,
+        session_id: last.sessionId,
+        email: contact.email,
+        timestamp: last.timestamp,
+        company_id: company.id,
+      })
+    }
+  }
+  for (let i = 0; i < rows.length; i += 5000) await store.insert('page_views', rows.slice(i, i + 5000))
+  const identified = await identifyVisitors({ store, repos }, identifyHits)
+
+  // An ICP config that matches part of them, scored now (as its recalculation job would).
+  const existing = (await organizationIcpConfigs(repos, options.organizationId)).find((c) =>
+    c.slug.startsWith('demo-saas'),
+  )
+  const config =
+    existing ??
+    (await addIcpConfig(deps, options.organizationId, 'organization', {
+      slug: `demo-saas-${run}`,
+      name: 'Demo: SaaS and fintech, 51-1000 people',
+      filter: {
+        company: { industries: ['SaaS', 'Fintech'], employee_size_ranges: ['51-200', '201-500', '501-1000'] },
+        contact: { seniorities: ['c-level', 'vp', 'director'] },
+      },
+    }))
+  const configs = await organizationIcpConfigs(repos, options.organizationId)
+  await scoreConfig(store, config, { organizationConfigIds: activeOrganizationConfigIds(configs) })
+  const [matches] = await store.query<{ n: number }>(
+    `SELECT count() AS n FROM icp_scores FINAL
+     WHERE organization_id = {organizationId:UUID} AND config_id = {configId:String} AND matched = 1`,
+    { organizationId: options.organizationId, configId: config.id },
+  )
+  return {
+    organizationId: options.organizationId,
+    companies: companies.length,
+    contacts: contacts.length,
+    visitors: options.visitors,
+    pageViews: rows.length,
+    identified: identified.firstIdentifications,
+    icpConfig: config.slug,
+    icpMatches: Number(matches?.n ?? 0),
+  }
+}

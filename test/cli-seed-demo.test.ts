@@ -1,0 +1,71 @@
+// `seed-demo` on a fresh install: within a minute of starting, the API shows identified visitors,
+// their companies and ICP matches.
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import type { BootstrapFile } from '@visitor-id/core'
+import { tempDir } from '@visitor-id/core/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  killServerProcess,
+  runCli,
+  type ServerProcess,
+  startServerProcess,
+} from './support/server-process.js'
+
+const data = tempDir('vid-cli-demo-')
+let server: ServerProcess | undefined
+let boot: BootstrapFile
+
+beforeAll(async () => {
+  server = await startServerProcess({ DATA_DIR: data.dir })
+  boot = JSON.parse(readFileSync(path.join(data.dir, 'bootstrap.json'), 'utf8')) as BootstrapFile
+  server.child.kill('SIGTERM')
+  await server.exit
+  server = undefined
+}, 60_000)
+
+afterAll(async () => {
+  await killServerProcess(server)
+  data.remove()
+})
+
+describe('seed-demo', () => {
+  it('fills the bootstrap organization; the API then shows identified visitors, companies and ICP matches', async () => {
+    const started = Date.now()
+    const result = await runCli(['seed-demo', '--visitors', '150'], { DATA_DIR: data.dir })
+    expect(result.code, result.stderr).toBe(0)
+    const summary = JSON.parse(result.stdout)
+    expect(summary).toMatchObject({
+      organizationId: boot.organizationId,
+      visitors: 150,
+      companies: 30,
+      contacts: 90,
+    })
+    expect(summary.pageViews).toBeGreaterThan(150)
+    expect(summary.identified).toBeGreaterThan(5)
+    expect(summary.icpMatches).toBeGreaterThan(0)
+    expect(Date.now() - started).toBeLessThan(60_000)
+
+    server = await startServerProcess({ DATA_DIR: data.dir })
+    const api = async (route: string) => {
+      const response = await fetch(`${server!.url}/api/v1${route}`, { headers: { 'x-api-key': boot.apiKey } })
+      expect(response.status, route).toBe(200)
+      return response.json()
+    }
+    const configs = await api(`/organizations/${boot.organizationId}/icp-configs`)
+    expect(configs[0]).toMatchObject({ slug: summary.icpConfig, isActive: true })
+    const stats = await api(`/organizations/${boot.organizationId}/icp-configs/stats`)
+    expect(stats[0]).toMatchObject({ slug: summary.icpConfig, matches: summary.icpMatches })
+    expect(stats[0].visitors).toBeGreaterThan(100)
+    const organization = await api(`/organization/${boot.organizationId}`)
+    expect(organization.identificationCredits).toBeLessThan(1000)
+  }, 120_000)
+
+  it('explains a bad --visitors in one line', async () => {
+    const result = await runCli(['seed-demo', '--visitors', 'lots'], {
+      DATA_DIR: tempDir('vid-cli-demo-empty-').dir,
+    })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/--visitors/)
+  })
+})
