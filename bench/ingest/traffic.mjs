@@ -1,6 +1,6 @@
 // Realistic pixel traffic for the benchmark: hits from many public IPs (IPv4 and IPv6) and
 // browsers, a pool of returning visitors and sessions, UTM-tagged landings, search referrers.
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 
 const userAgents = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
@@ -98,5 +98,104 @@ export function hitRequest(pool, trackingKey, n) {
       origin: 'https://shop.example',
     },
     body: JSON.stringify(hit),
+  }
+}
+
+// Identify hits (`ingest.bench.mjs --identify SHARE`): the contacts dataset the bench writes into
+// the server's store before it starts, and logged-in visitors whose pages send their email.
+
+/** Companies of the bench's contacts dataset: contact `n` works at company `n % contactCompanies`. */
+export const contactCompanies = 20_000
+
+/** The email of contact `n` (0 <= n < contacts) of the bench's dataset. */
+export const contactEmail = (n) => `person${n}@company${n % contactCompanies}.test`
+
+/**
+ * Writes `count` contacts in-engine (INSERT ... SELECT FROM numbers): contact `n` is
+ * contactEmail(n), at company `n % contactCompanies` (its `company_domain`, no `companies` row); the
+ * view of migration 0007 writes its keys (email and SHA-256) to contact_keys.
+ */
+export async function insertContacts(store, count) {
+  await store.command(
+    `INSERT INTO contacts (id, email, first_name, last_name, job_title, seniority, department,
+       linkedin_url, city, state, country, company_domain, created_at, updated_at, version)
+     SELECT
+       concat('person', toString(number), '@company', toString(number % {companies:UInt32}), '.test') AS address,
+       address,
+       ['Jane', 'John', 'Maria', 'Wei', 'Aisha', 'Carlos', 'Olga', 'Hiro'][number % 8 + 1],
+       ['Doe', 'Smith', 'Garcia', 'Müller', 'Chen', 'Okafor', 'Tanaka', 'Rossi', 'Silva'][number % 9 + 1],
+       ['VP, Sales', 'Head of Marketing', 'Software Engineer', 'CFO', 'Product Manager'][number % 5 + 1],
+       ['c_suite', 'vp', 'director', 'manager', 'senior', 'entry'][number % 6 + 1],
+       ['sales', 'marketing', 'engineering', 'finance', 'operations'][number % 5 + 1],
+       concat('https://www.linkedin.com/in/person', toString(number)),
+       ['Berlin', 'Austin', 'London', 'Paris'][number % 4 + 1],
+       ['Berlin', 'TX', 'England', 'Île-de-France'][number % 4 + 1],
+       ['DE', 'US', 'GB', 'FR'][number % 4 + 1],
+       concat('company', toString(number % {companies:UInt32}), '.test'),
+       now64(3), now64(3), 1
+     FROM numbers({count:UInt64})`,
+    { count, companies: contactCompanies },
+  )
+}
+
+const sha256 = (text) => createHash('sha256').update(text).digest('hex')
+
+/**
+ * Identify traffic over a visitor pool: every `loggedInEvery`-th visitor of the pool is logged in
+ * and has an email (`contacts` share: a contact of the dataset; `hashed`: the SHA-256 of one; the
+ * rest: an address no contact has). They keep sending their page views through hitRequest; an
+ * identify request picks one of them at random. After a visitor's identify hit, with probability
+ * `firstShare` its pool slot gets a new visitor (same IP and browser, new ids and email), whose
+ * next identify hit is a first identification: in the steady state about that share of identify
+ * hits identify a visitor for the first time.
+ */
+export function createIdentifyTraffic(pool, options) {
+  const { contacts, hashed = 0.05, unknown = 0.15, firstShare = 0.1, loggedInEvery = 10 } = options
+  let strangers = 0
+  const emailOf = () => {
+    const r = Math.random()
+    const contact = contactEmail(Math.floor(Math.random() * contacts))
+    if (r < hashed) return { email: sha256(contact), kind: 'hashed' }
+    if (r < hashed + unknown) {
+      const i = strangers++
+      return { email: `guest${i}@nobody${i % 997}.test`, kind: 'unknown' }
+    }
+    return { email: contact, kind: 'contact' }
+  }
+  const slots = []
+  for (let i = 0; i < pool.length; i += loggedInEvery) {
+    Object.assign(pool[i], emailOf())
+    slots.push(i)
+  }
+  return {
+    loggedIn: slots.length,
+    /** One identify request numbered `n` (path `/b/<n>/account`, unique) and the kind of its email. */
+    request(trackingKey, n) {
+      const slot = slots[Math.floor(Math.random() * slots.length)]
+      const who = pool[slot]
+      const hit = {
+        k: trackingKey,
+        e: 'id',
+        v: who.visitor,
+        s: who.session,
+        u: `https://shop.example/b/${n}/account`,
+        ts: Date.now(),
+        em: who.email,
+      }
+      const kind = who.kind
+      if (Math.random() < firstShare) {
+        pool[slot] = { ...who, visitor: randomUUID(), session: randomUUID(), ...emailOf() }
+      }
+      return {
+        kind,
+        headers: {
+          'content-type': 'text/plain;charset=UTF-8',
+          'user-agent': who.userAgent,
+          'x-forwarded-for': who.ip,
+          origin: 'https://shop.example',
+        },
+        body: JSON.stringify(hit),
+      }
+    },
   }
 }
