@@ -27,6 +27,7 @@ export {
   type CreditEntryRow,
   type CreditThreshold,
   chargeIdentification,
+  chargeIdentifications,
   creditBalance,
   creditBalances,
   creditThresholdsCrossed,

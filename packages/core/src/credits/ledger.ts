@@ -204,6 +204,56 @@ export async function chargeIdentification(
 }
 
 /**
+ * Charges the first person identification of several visitors of one organization at once, in
+ * order, while `mayIdentifyPerson` allows: one read (the balance and which of them are charged
+ * already) and one insert, whatever their number. Returns the visitors that may be identified as
+ * persons (charged now, or before) and the balance after. Entries are `identify:<visitorId>` as
+ * for `chargeIdentification`, so the two never charge a visitor twice.
+ * @example const { allowed } = await chargeIdentifications(store, { organizationId, visitorIds, maxOverages })
+ */
+export async function chargeIdentifications(
+  store: Store,
+  input: { organizationId: string; visitorIds: readonly string[]; maxOverages: number | null },
+): Promise<{ allowed: Set<string>; balance: number }> {
+  const organizationId = organizationIdOf(input.organizationId)
+  const visitorIds = [...new Set(input.visitorIds.map((id) => id.toLowerCase()))]
+  for (const id of visitorIds) if (!uuidPattern.test(id)) throw invalid('visitorIds', 'must be UUIDs')
+  const allowed = new Set<string>()
+  if (visitorIds.length === 0) return { allowed, balance: await creditBalance(store, organizationId) }
+  const [row] = await store.query<{ balance: number | string; charged: string[] }>(
+    `SELECT sumIf(amount, kind IN (${kindList})) AS balance,
+       groupArrayIf(entry_id, entry_id IN {entryIds:Array(String)}) AS charged
+     FROM credit_ledger FINAL WHERE organization_id = {organizationId:UUID}`,
+    { organizationId, entryIds: visitorIds.map(identificationEntryId) },
+  )
+  let balance = Number(row?.balance ?? 0)
+  const charged = new Set(row?.charged ?? [])
+  const entries: object[] = []
+  const at = new Date().toISOString()
+  for (const visitorId of visitorIds) {
+    const entryId = identificationEntryId(visitorId)
+    if (charged.has(entryId)) {
+      allowed.add(visitorId)
+      continue
+    }
+    if (!mayIdentifyPerson(balance, input.maxOverages)) continue
+    balance -= 1
+    allowed.add(visitorId)
+    entries.push({
+      organization_id: organizationId,
+      entry_id: entryId,
+      kind: 'charge',
+      amount: -1,
+      reason: 'identification',
+      created_at: at,
+      version: nextVersion(),
+    })
+  }
+  if (entries.length > 0) await store.insert('credit_ledger', entries)
+  return { allowed, balance }
+}
+
+/**
  * Whether a visitor not yet charged may be identified as a person: the charge of 1 credit must keep
  * the balance at or above `-maxOverages` (null, negative or not a number: 0), i.e.
  * `balance - 1 >= -maxOverages`. Without overage the last credit is spent and the balance stops at

@@ -6,7 +6,7 @@
 // identification of a visitor stores `visitor.identified` with the whole identification payload,
 // before the visitor row says it is identified: a crash in between stores it again under the
 // same id on the replay, never loses it, never doubles it.
-import { chargeIdentification, creditBalances, mayIdentifyPerson } from '../credits/ledger.js'
+import { chargeIdentifications } from '../credits/ledger.js'
 import { organizationIcpConfigs } from '../icp/configs.js'
 import { nextVersion } from '../ids.js'
 import { getVisitorProfile } from '../services/visitors.js'
@@ -134,12 +134,22 @@ export async function identifyVisitors(
   }
   if (last.size === 0) return result
   const wanted = [...last.values()]
+  const organizationIds = [...new Set(wanted.map((hit) => hit.organization_id))]
+
+  // The visitor rows first: a visitor already identified as a person needs no contact lookup and
+  // no charge (most identify hits come from visitors identified before).
+  const known = new Map<string, Awaited<ReturnType<typeof loadVisitors>>>()
+  for (const organizationId of organizationIds) {
+    const ids = wanted.filter((hit) => hit.organization_id === organizationId).map((hit) => hit.visitor_id)
+    known.set(organizationId, await loadVisitors(store, organizationId, ids))
+  }
+  const needsContact = wanted.filter(
+    (hit) => !known.get(hit.organization_id)?.existing.get(hit.visitor_id)?.contact_id,
+  )
   const contacts = await findContactsByKeys(
     store,
-    wanted.map((hit) => hit.key),
+    needsContact.map((hit) => hit.key),
   )
-  const organizationIds = [...new Set(wanted.map((hit) => hit.organization_id))]
-  const balances = await creditBalances(store, organizationIds)
   const domains = await companiesByDomain(store, [
     ...new Set(
       [...contacts.values()].filter((c) => !c.company_id && c.company_domain).map((c) => c.company_domain),
@@ -152,29 +162,29 @@ export async function identifyVisitors(
     const organization = await repos.organizations.get({ id: organizationId })
     if (!organization) continue // an organization deleted since the hit: nothing to identify for
     const hitsOfOrganization = wanted.filter((hit) => hit.organization_id === organizationId)
-    const { existing, firstSeen } = await loadVisitors(
-      store,
+    const { existing, firstSeen } = known.get(organizationId)!
+    // Every person identification of the batch charged at once, in hit order, while credits allow.
+    const { allowed } = await chargeIdentifications(store, {
       organizationId,
-      hitsOfOrganization.map((hit) => hit.visitor_id),
-    )
-    let balance = balances.get(organizationId) ?? 0
+      visitorIds: needsContact
+        .filter((hit) => hit.organization_id === organizationId && contacts.has(hit.key))
+        .map((hit) => hit.visitor_id),
+      maxOverages: organization.max_overages,
+    })
     for (const hit of hitsOfOrganization) {
       const before = existing.get(hit.visitor_id)
-      const contact = contacts.get(hit.key)
       const isPerson = Boolean(before?.contact_id)
-      let person: ReturnType<typeof fromContact> | undefined
-      if (contact && !isPerson && mayIdentifyPerson(balance, organization.max_overages)) {
-        const charge = await chargeIdentification(store, { organizationId, visitorId: hit.visitor_id })
-        balance = charge.balance
-        person = fromContact(contact)
-        result.persons++
-      }
+      const contact = isPerson ? undefined : contacts.get(hit.key)
+      const person = contact && allowed.has(hit.visitor_id) ? fromContact(contact) : undefined
+      if (person) result.persons++
       const email = normalizeEmail(hit.email)
       if (!person && !isPerson && !email) {
         // A hash with no contact (or no credit to use it) leaves nothing to identify the visitor by.
         result.dropped++
         continue
       }
+      // Identified before, and nothing to change: no write (its last visit shows in its sessions).
+      if (before?.identified_at && !person && (isPerson || before.email === email)) continue
       const now = new Date().toISOString()
       const contactCompany =
         contact?.company_id || (contact?.company_domain ? domains.get(contact.company_domain) : '')
