@@ -9,11 +9,12 @@
 import { chargeIdentifications } from '../credits/ledger.js'
 import { organizationIcpConfigs } from '../icp/configs.js'
 import { nextVersion } from '../ids.js'
-import { getVisitorProfile } from '../services/visitors.js'
+import { getVisitorProfiles } from '../services/visitors.js'
 import type { Store } from '../store/client.js'
 import {
   blankContactFields,
   type CompanyRow,
+  companiesTable,
   type Repositories,
   type VisitorRow,
   visitorsTable,
@@ -48,6 +49,7 @@ export interface IdentifyResult {
 const earliest = (a: string, b: string) => (Date.parse(a) <= Date.parse(b) ? a : b)
 const latest = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b)
 const visitorColumns = Object.keys(visitorsTable.columns).join(', ')
+const companyColumns = Object.keys(companiesTable.columns).join(', ')
 const contactFieldNames = Object.keys(blankContactFields) as (keyof typeof blankContactFields)[]
 /** Every text field of a visitor row empty: a visitor seen before, but never identified. */
 const blankVisitorFields = {
@@ -157,6 +159,7 @@ export async function identifyVisitors(
   ])
   const events: StoredEvent[] = []
   const rows: VisitorRow[] = []
+  const firsts: { row: VisitorRow; hit: IdentifyHit }[] = []
 
   for (const organizationId of organizationIds) {
     const organization = await repos.organizations.get({ id: organizationId })
@@ -206,12 +209,11 @@ export async function identifyVisitors(
         updated_at: now,
       }
       rows.push(row)
-      if (!before?.identified_at) {
-        events.push(await identifiedEvent(deps, organization, row, hit))
-        result.firstIdentifications++
-      }
+      if (!before?.identified_at) firsts.push({ row, hit })
     }
+    events.push(...(await identifiedEvents(deps, organization, firsts.splice(0))))
   }
+  result.firstIdentifications = events.length
   // The events first: a crash before the visitor rows are written identifies again on the replay,
   // which stores the same events under the same ids.
   await appendEvents(store, events)
@@ -225,49 +227,68 @@ export async function identifyVisitors(
   return result
 }
 
-/** `visitor.identified` for a visitor identified now, with the whole identification payload. */
-async function identifiedEvent(
+/**
+ * `visitor.identified` for the visitors of one organization identified now, with the whole
+ * identification payload: one read of their timelines and one of their companies for all of them.
+ */
+async function identifiedEvents(
   deps: IdentifyDeps,
   organization: { id: string; name: string },
-  visitor: VisitorRow,
-  hit: IdentifyHit,
-): Promise<StoredEvent> {
+  firsts: readonly { row: VisitorRow; hit: IdentifyHit }[],
+): Promise<StoredEvent[]> {
+  if (firsts.length === 0) return []
   const [pixelConfig, icpConfigs] = await Promise.all([
     deps.repos.pixelConfigs.get({ organization_id: organization.id }),
     organizationIcpConfigs(deps.repos, organization.id),
   ])
   const ipTracking = pixelConfig?.ip_tracking ?? false
-  const profile = await getVisitorProfile(deps.store, organization.id, visitor.id, { ipTracking, icpConfigs })
-  const session = profile?.sessions.find((s) => s.id === hit.session_id) ?? profile?.sessions[0]
-  const company: CompanyRow | undefined = visitor.company_id
-    ? await deps.repos.companies.get({ id: visitor.company_id })
-    : undefined
-  const payload = identificationPayload({
-    eventType: 'visitor.identified',
-    timestamp: hit.timestamp,
-    organization,
-    ipTracking,
-    visitor: { ...visitor, created_at: visitor.created_at, last_seen_at: visitor.last_seen_at },
-    icp: {
-      icp: profile?.icp ?? false,
-      icpStatuses: profile?.icpStatuses ?? {},
-      personaMatch: profile?.personaMatch ?? false,
-      icpScore: 0,
-    },
-    company,
-    session,
-    firstVisit: (profile?.sessions.length ?? 0) <= 1,
-    pageViews: (profile?.pageViews ?? [])
-      .filter((view) => !session || view.sessionId === session.id)
-      .map((view) => ({ url: view.url, visitedAt: view.visitedAt }))
-      .reverse(),
+  const companyIds = [...new Set(firsts.map(({ row }) => row.company_id).filter(Boolean))]
+  const companies = new Map(
+    companyIds.length === 0
+      ? []
+      : (
+          await deps.store.query<CompanyRow>(
+            `SELECT ${companyColumns} FROM companies FINAL WHERE id IN {ids:Array(String)}`,
+            { ids: companyIds },
+          )
+        ).map((company) => [company.id, company]),
+  )
+  const profiles = await getVisitorProfiles(
+    deps.store,
+    organization.id,
+    firsts.map(({ row }) => row.id),
+    { ipTracking, icpConfigs },
+  )
+  return firsts.map(({ row: visitor, hit }) => {
+    const profile = profiles.get(visitor.id)
+    const session = profile?.sessions.find((s) => s.id === hit.session_id) ?? profile?.sessions[0]
+    const payload = identificationPayload({
+      eventType: 'visitor.identified',
+      timestamp: hit.timestamp,
+      organization,
+      ipTracking,
+      visitor,
+      icp: {
+        icp: profile?.icp ?? false,
+        icpStatuses: profile?.icpStatuses ?? {},
+        personaMatch: profile?.personaMatch ?? false,
+        icpScore: 0,
+      },
+      company: companies.get(visitor.company_id),
+      session,
+      firstVisit: (profile?.sessions.length ?? 0) <= 1,
+      pageViews: (profile?.pageViews ?? [])
+        .filter((view) => !session || view.sessionId === session.id)
+        .map((view) => ({ url: view.url, visitedAt: view.visitedAt }))
+        .reverse(),
+    })
+    return {
+      event_id: eventIdOf('visitor.identified', organization.id, visitor.id),
+      type: 'visitor.identified' as const,
+      organization_id: organization.id,
+      visitor_id: visitor.id,
+      payload: JSON.stringify(payload),
+      created_at: hit.timestamp,
+    }
   })
-  return {
-    event_id: eventIdOf('visitor.identified', organization.id, visitor.id),
-    type: 'visitor.identified',
-    organization_id: organization.id,
-    visitor_id: visitor.id,
-    payload: JSON.stringify(payload),
-    created_at: hit.timestamp,
-  }
 }

@@ -231,6 +231,17 @@ ORDER BY session_id = toUUID('${identitySessionId}') DESC, started_at DESC
 LIMIT {rowLimit:UInt32}
 SETTINGS max_threads = 1`
 
+/** The same read for several visitors of one organization at once (identification's events). */
+const profilesSql = `
+SELECT toString(visitor_id) AS visitor, toString(session_id) AS id, started_at, ended_at,
+  finalizeAggregation(first_page_view) AS first, finalizeAggregation(exit_page) AS exit_page,
+  page_view_count, engaged_ms, max_scroll, finalizeAggregation(company_id) AS company_id,
+  finalizeAggregation(views) AS views, finalizeAggregation(identity) AS identity, icp
+FROM sessions FINAL
+WHERE organization_id = {organizationId:UUID} AND visitor_id IN {visitorIds:Array(UUID)}
+ORDER BY visitor_id, session_id = toUUID('${identitySessionId}') DESC, started_at DESC
+LIMIT {rowLimit:UInt32} BY visitor_id`
+
 /** The company as the profile shows it; known only by id (not imported yet): its other fields empty. */
 async function companyObject(
   id: string,
@@ -353,6 +364,44 @@ export async function getVisitorProfile(
     // Identity rows sort first: one, or one per shard that holds a version on a cluster.
     rowLimit: sessionLimit + identityRowsMax,
   })
+  return profileOf(rows, organizationId, visitorId, options)
+}
+
+/**
+ * The profiles of several visitors of one organization, in one read (visitors it never saw are
+ * missing from the map).
+ */
+export async function getVisitorProfiles(
+  store: Store,
+  organizationId: string,
+  visitorIds: readonly string[],
+  options: VisitorProfileOptions,
+): Promise<Map<string, VisitorProfile>> {
+  const ids = [...new Set(visitorIds.map((id) => id.toLowerCase()))].filter((id) => uuidPattern.test(id))
+  const profiles = new Map<string, VisitorProfile>()
+  if (ids.length === 0 || !uuidPattern.test(organizationId)) return profiles
+  const rows = await store.query<TimelineRow & { visitor: string }>(profilesSql, {
+    organizationId,
+    visitorIds: ids,
+    rowLimit: (options.sessionLimit ?? 100) + identityRowsMax,
+  })
+  const byVisitor = new Map<string, TimelineRow[]>()
+  for (const row of rows) byVisitor.set(row.visitor, [...(byVisitor.get(row.visitor) ?? []), row])
+  for (const [visitor, visitorRows] of byVisitor) {
+    const profile = await profileOf(visitorRows, organizationId, visitor, options)
+    if (profile) profiles.set(visitor, profile)
+  }
+  return profiles
+}
+
+/** A profile from its timeline rows (the identity row first, then sessions, newest first). */
+async function profileOf(
+  rows: TimelineRow[],
+  organizationId: string,
+  visitorId: string,
+  options: VisitorProfileOptions,
+): Promise<VisitorProfile | undefined> {
+  const sessionLimit = options.sessionLimit ?? 100
   // The latest version of the visitor row: on a cluster, versions written on different nodes can
   // come from different shards as separate identity rows.
   let latest: VisitorFields | undefined
