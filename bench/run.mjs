@@ -9,6 +9,7 @@ const benches = {
   icp: 'icp/icp.bench.mjs',
   ingest: 'ingest/ingest.bench.mjs',
   api: 'api/visitor-profile.bench.mjs',
+  contacts: 'ingest/contacts-import.bench.mjs',
 }
 const chosen = process.argv.slice(2)
 const names = chosen.length > 0 ? chosen : Object.keys(benches)
