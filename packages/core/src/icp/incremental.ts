@@ -2,6 +2,7 @@
 // every active config of their organization, without a full recalculation. `visitor_changes` says
 // who changed and when (written by materialized views as rows land), so a pass reads only the
 // window since the last one.
+import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
 import type { IcpConfigRow, Repositories } from '../store/entities.js'
@@ -69,41 +70,26 @@ export async function rescoreChangedVisitors(
   return scored
 }
 
-export interface IncrementalScoring {
-  stop(): Promise<void>
-}
+export type IncrementalScoring = PeriodicTask
 
 /**
  * Runs a pass every `intervalMs` in the one process that holds the pass lock (any number of
  * workers may run this; passes never overlap).
  */
 export function startIncrementalScoring(deps: IncrementalDeps, intervalMs: number): IncrementalScoring {
-  let running: Promise<void> | undefined
-  const pass = async () => {
-    const lock = await deps.coordination.locks.tryAcquire('icp:incremental', Math.max(60_000, intervalMs * 4))
-    if (!lock) return
-    try {
+  return startPeriodicTask({
+    locks: deps.coordination.locks,
+    lockName: 'icp:incremental',
+    lockTtlMs: Math.max(60_000, intervalMs * 4),
+    intervalMs,
+    async pass() {
       const started = Date.now()
       const organizations = await rescoreChangedVisitors(deps)
       if (organizations > 0) {
         deps.log.info({ organizations, durationMs: Date.now() - started }, 'icp: changed visitors scored')
       }
-    } catch (error) {
-      deps.log.warn({ err: error }, 'icp: incremental scoring failed; the next pass retries the window')
-    } finally {
-      await lock.release()
-    }
-  }
-  const timer = setInterval(() => {
-    running ??= pass().finally(() => {
-      running = undefined
-    })
-  }, intervalMs)
-  timer.unref()
-  return {
-    async stop() {
-      clearInterval(timer)
-      await running
     },
-  }
+    onError: (error) =>
+      deps.log.warn({ err: error }, 'icp: incremental scoring failed; the next pass retries the window'),
+  })
 }

@@ -4,6 +4,7 @@
 // dispatched; a crash in between dispatches again under the same job id, and consumers deduplicate
 // by event id (at-least-once).
 import { createHash } from 'node:crypto'
+import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination } from '../coordination/ports.js'
 import { nextVersion } from '../ids.js'
 import type { Store } from '../store/client.js'
@@ -94,9 +95,7 @@ export async function dispatchEvents(
   return pending.length
 }
 
-export interface EventDispatcher {
-  stop(): Promise<void>
-}
+export type EventDispatcher = PeriodicTask
 
 /** Dispatches stored events every `intervalMs` in the process that holds the dispatch lock. */
 export function startEventDispatcher(
@@ -107,31 +106,14 @@ export function startEventDispatcher(
   },
   intervalMs = 1000,
 ): EventDispatcher {
-  let running: Promise<void> | undefined
-  const pass = async () => {
-    const lock = await deps.coordination.locks.tryAcquire(
-      'events:dispatch',
-      Math.max(30_000, intervalMs * 10),
-    )
-    if (!lock) return
-    try {
+  return startPeriodicTask({
+    locks: deps.coordination.locks,
+    lockName: 'events:dispatch',
+    lockTtlMs: Math.max(30_000, intervalMs * 10),
+    intervalMs,
+    async pass() {
       while ((await dispatchEvents(deps)) === 1000) {}
-    } catch (error) {
-      deps.log.warn({ err: error }, 'events: dispatch failed; the next pass retries')
-    } finally {
-      await lock.release()
-    }
-  }
-  const timer = setInterval(() => {
-    running ??= pass().finally(() => {
-      running = undefined
-    })
-  }, intervalMs)
-  timer.unref()
-  return {
-    async stop() {
-      clearInterval(timer)
-      await running
     },
-  }
+    onError: (error) => deps.log.warn({ err: error }, 'events: dispatch failed; the next pass retries'),
+  })
 }
