@@ -9,8 +9,6 @@ export interface VisitorIcp {
   icpStatuses: Record<string, boolean>
   /** Any active organization-level config's contact side matched. */
   personaMatch: boolean
-  /** The best score among active configs (0-100), 0 when none scored the visitor. */
-  icpScore: number
 }
 
 /** Decodes the stored map against the organization's live configs (deleted and inactive ones drop out). */
@@ -23,7 +21,6 @@ export function visitorIcp(
     icp: false,
     icpStatuses: Object.fromEntries(active.map((c) => [c.slug, false])),
     personaMatch: false,
-    icpScore: 0,
   }
   if (!map) return result
   const [ids, values] = map
@@ -41,7 +38,6 @@ export function visitorIcp(
     result.icpStatuses[config.slug] = matched
     result.icp ||= matched
     result.personaMatch ||= (packed & 512) !== 0
-    result.icpScore = Math.max(result.icpScore, packed & 255)
   })
   return result
 }

@@ -272,7 +272,6 @@ async function identifiedEvents(
         icp: profile?.icp ?? false,
         icpStatuses: profile?.icpStatuses ?? {},
         personaMatch: profile?.personaMatch ?? false,
-        icpScore: 0,
       },
       company: companies.get(visitor.company_id),
       session,

@@ -209,7 +209,7 @@ const input: IdentificationPayloadInput = {
   organization: { id: '5b0e3c1a-0000-4000-8000-0000000000cc', name: 'Shop' },
   ipTracking: true,
   visitor,
-  icp: { icp: true, icpStatuses: { enterprise: true, smb: false }, personaMatch: false, icpScore: 80 },
+  icp: { icp: true, icpStatuses: { enterprise: true, smb: false }, personaMatch: false },
   company,
   session,
   firstVisit: false,
