@@ -16,7 +16,7 @@ import { Session } from 'node:inspector/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { createStore, findContactsByKeys, migrate } from '@visitor-id/core'
+import { contactFields, createStore, findContactsByKeys, migrate } from '@visitor-id/core'
 import { importContacts } from '@visitor-id/ingest'
 
 const { values } = parseArgs({
@@ -112,35 +112,8 @@ const ages = ['25-34', '35-44', '45-54', '55-64', '']
 const incomes = ['$50,000 - $74,999', '$75,000 - $99,999', '$100,000 - $149,999', '$150,000+', '']
 const worths = ['$100,000 - $249,999', '$250,000 - $499,999', '$500,000 - $999,999', '$1,000,000+', '']
 
-const columns = [
-  'email',
-  'personal_email',
-  'first_name',
-  'last_name',
-  'job_title',
-  'seniority',
-  'department',
-  'phone',
-  'linkedin_url',
-  'facebook_url',
-  'twitter_url',
-  'photo_url',
-  'location',
-  'address',
-  'address_2',
-  'city',
-  'state',
-  'postal_code',
-  'country',
-  'gender',
-  'age_range',
-  'income_range',
-  'net_worth',
-  'homeowner',
-  'married',
-  'children',
-  'company_domain',
-]
+// The dataset's fields as core knows them; generated rows name their company by domain only.
+const columns = contactFields.filter((field) => field !== 'company_id')
 
 /** Row n: [field values in `columns` order]. */
 function contact(n) {
