@@ -17,6 +17,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
     TRUST_PROXY: '1',
     INGEST_BATCH_MS: '20',
+    IDENTIFY_BATCH_MS: '20',
     // Companies here come from the ASN data alone; reverse DNS has test/ingest-reverse-dns.test.ts.
     REVERSE_DNS: '0',
   })
@@ -38,6 +39,16 @@ const profile = async (visitorId: string) => {
   const response = await api(`/visitor-tracking/${keys.organizationId}/visitors/${visitorId}`)
   return response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined
 }
+
+/** The profile once identification (which follows the acknowledgement) has given it a contact. */
+const identifiedProfile = (visitorId: string) =>
+  eventually(async () => {
+    const found = await profile(visitorId)
+    return found?.contact ? found : undefined
+  })
+
+/** Waits until every identify hit acknowledged so far has been identified. */
+const identificationDone = () => server.ingest!.identifyQueue.drained()
 
 const countRows = async (where: string, params: Record<string, unknown>) =>
   Number(
@@ -206,7 +217,7 @@ describe('enrichment and sessions', () => {
       pixelHit(keys.trackingKey, { v: visitor, s: session, e: 'id', em: '  Ada@Example.COM ' }),
     )
     expect(sent.status).toBe(202)
-    const found = (await profile(visitor))!
+    const found = await identifiedProfile(visitor)
     expect(found.contact).toMatchObject({ email: 'ada@example.com' })
     expect(Date.parse(found.firstSeenAt as string)).toBeLessThanOrEqual(first + 1)
     expect(
@@ -267,7 +278,7 @@ describe('enrichment and sessions', () => {
         )
       ).status,
     ).toBe(202)
-    const found = (await profile(visitor))!
+    const found = await identifiedProfile(visitor)
     expect(found.contact).toMatchObject({
       email,
       firstName: 'Grace',
@@ -294,6 +305,7 @@ describe('enrichment and sessions', () => {
     })
     // Identified again: no second charge, no second event.
     await collect(server.url, pixelHit(keys.trackingKey, { v: visitor, s: session, e: 'id', em: email }))
+    await identificationDone()
     expect(await balance()).toBe(credits - 1)
     const [events] = await server.store.query<{ n: number }>(
       'SELECT count() AS n FROM events FINAL WHERE visitor_id = {visitor:UUID}',

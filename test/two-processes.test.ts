@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { tempDir, timeUntil } from '@visitor-id/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { collect, pixelHit } from './fixtures/hits.js'
+import { collect, eventually, pixelHit } from './fixtures/hits.js'
 import { type ClickHouseHttp, startClickHouseHttp } from './support/clickhouse-http.js'
 import { redisAnswers, redisUrl } from './support/redis.js'
 import { killServerProcess, type ServerProcess, startServerProcess } from './support/server-process.js'
@@ -36,6 +36,13 @@ const call = async (server: ServerProcess, route: string, key: string, init: Req
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
 }
 
+/** Resolves once the process has identified every identify hit it acknowledged (its queue gauge is 0). */
+const identificationDone = (server: ServerProcess) =>
+  eventually(async () => {
+    const text = await (await fetch(`${server.url}/metrics`)).text()
+    return /^vid_ingest_identify_queue_bytes 0$/m.test(text) ? true : undefined
+  })
+
 describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one store and one Redis', () => {
   beforeAll(async () => {
     if (!reachable) throw new Error(`Redis at ${redisUrl} is unreachable; CI must run this test`)
@@ -45,6 +52,7 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
       REDIS_URL: redisUrl,
       REDIS_PREFIX: `vid-test-${randomUUID().slice(0, 8)}:`,
       ROLE: 'all',
+      IDENTIFY_BATCH_MS: '20',
     }
     // The first one migrates and bootstraps the empty store; the second finds it ready.
     a = await startServerProcess({ ...shared, DATA_DIR: dirA.dir })
@@ -117,6 +125,8 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
       collect(server.url, pixelHit(keys.trackingKey, { v: visitor, s: session, e: 'id', em: email }))
     const answers = await Promise.all([identify(a!), identify(b!), identify(a!), identify(b!)])
     expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 202])
+    await identificationDone(a!)
+    await identificationDone(b!)
     const profile = await call(
       b!,
       `/visitor-tracking/${keys.organizationId}/visitors/${visitor}`,

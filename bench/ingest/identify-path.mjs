@@ -12,9 +12,10 @@
 // steady state (--first-share, 0.1, of the hits first identifications). Every call of the Store
 // (queries, inserts; the repositories go through it too) is timed and named after what it reads
 // or writes; the calls of one batch run mostly one after the other (the visitors read and the
-// first page view run side by side), so their times add up to about the batch's wall time. The
-// organization, pixel and ICP configs come from the read model, as in the server. CPU is this
-// process's (the embedded engine's threads included).
+// first page view run side by side), so their times add up to about the batch's wall time. As in
+// the server, the organization, pixel and ICP configs come from the read model, and visitors
+// identified lately skip the store (createIdentifiedVisitors). CPU is this process's (the
+// embedded engine's threads included).
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -23,6 +24,7 @@ import { parseArgs } from 'node:util'
 import {
   bootstrapIfEmpty,
   createCoordination,
+  createIdentifiedVisitors,
   createReadModel,
   createRepositories,
   createStore,
@@ -112,7 +114,12 @@ const timedStore = new Proxy(store, {
 const coordination = createCoordination({})
 const readModel = createReadModel({ pubsub: coordination.pubsub })
 await readModel.start()
-const deps = { store: timedStore, repos: createRepositories(timedStore, readModel) }
+// The server's cache of visitors identified lately: their repeated hits skip the store.
+const deps = {
+  store: timedStore,
+  repos: createRepositories(timedStore, readModel),
+  identified: createIdentifiedVisitors(),
+}
 
 // Emails as in the bench's mix (identification itself accepts the hashes the wire refuses).
 const sha256 = (text) => createHash('sha256').update(text).digest('hex')

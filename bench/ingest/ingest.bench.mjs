@@ -359,21 +359,51 @@ const addTimings = (into, before, after) => {
     entry.ms += ms - (before[label]?.ms ?? 0)
   }
 }
+/**
+ * Ends a round the same way for both kinds: once the server has identified every identify hit it
+ * acknowledged (the mix's identification follows the acknowledgement), and then SETTLE_MS more,
+ * so each round's background work (identification, merges) is counted in its own CPU per request
+ * and neither kind starts on the other's leftovers. Returns the drain's bytes and time.
+ */
+const settleMs = 2000
+async function settle() {
+  const queuedBytes = await identifyQueueBytes()
+  const drainStarted = performance.now()
+  while ((await identifyQueueBytes()) > 0) await new Promise((resolve) => setTimeout(resolve, 50))
+  const drainMs = performance.now() - drainStarted
+  await new Promise((resolve) => setTimeout(resolve, settleMs))
+  return { queuedBytes, drainMs }
+}
 const drivePure = async (timed) => {
   const timingsBefore = timed ? await storeTimings() : {}
+  const cpuBefore = cpuMs(ingestTarget.pid)
   const result = await drive(ingestTarget, request, ack)
+  await settle()
   if (timed) addTimings(timingsOf.pure, timingsBefore, await storeTimings())
-  return result
+  return {
+    ...result,
+    cpuPerRequestUs: ((cpuMs(ingestTarget.pid) - cpuBefore) * 1000) / Math.max(1, result.ok),
+  }
+}
+/** Bytes of identify hits the server has acknowledged and not identified yet (its queue). */
+async function identifyQueueBytes() {
+  const text = await (await fetch(`${serverUrl}/metrics`)).text()
+  return Number(/^vid_ingest_identify_queue_bytes (\d+)$/m.exec(text)?.[1] ?? Number.NaN)
 }
 const driveMix = async (timed) => {
   const before = await identifications()
   const timingsBefore = timed ? await storeTimings() : {}
   const ackedBefore = identifyAcked
+  const cpuBefore = cpuMs(ingestTarget.pid)
   const result = await drive(ingestTarget, mixRequest, ackMix)
+  const { queuedBytes, drainMs } = await settle()
   if (timed) addTimings(timingsOf.mix, timingsBefore, await storeTimings())
   const after = await identifications()
   return {
     ...result,
+    cpuPerRequestUs: ((cpuMs(ingestTarget.pid) - cpuBefore) * 1000) / Math.max(1, result.ok),
+    queuedBytes,
+    drainMs,
     identifyAcked: identifyAcked - ackedBefore,
     person: after.person - before.person,
     first: after.first - before.first,
@@ -421,7 +451,8 @@ for (let round = 1; round <= rounds; round++) {
   console.log(
     `round ${round}${round % 2 === 1 ? ' (pure first)' : ' (mix first)'}: pure ${pure.rps.toFixed(0)} req/s (p50 ${pure.p50} ms, p99 ${pure.p99} ms, ${pure.cpuPerRequestUs.toFixed(0)} µs CPU/req) | ` +
       `mix ${mix.rps.toFixed(0)} req/s (p50 ${mix.p50} ms, p99 ${mix.p99} ms, ${mix.cpuPerRequestUs.toFixed(0)} µs CPU/req; ` +
-      `${mix.identifyAcked} identify hits acknowledged, ${mix.first} first identifications, ${mix.person} persons, ${mix.dropped} dropped; ` +
+      `${mix.identifyAcked} identify hits acknowledged, ${mix.first} first identifications, ${mix.person} persons, ${mix.dropped} dropped, ` +
+      `${(mix.queuedBytes / 1024).toFixed(0)} KB left to identify at the end, identified ${mix.drainMs.toFixed(0)} ms later; ` +
       `not 202: ${refusedText(mix.refused)}) | ratio ${((mix.rps / pure.rps) * 100).toFixed(1)} %`,
   )
 }
@@ -445,6 +476,10 @@ console.log(`mix (${identifyShare * 100} % identify hits) ${summary(results.mix)
 console.log(
   `ratio                        ${((mixRps / pureRps) * 100).toFixed(1)} % of the pure rate (medians; target >= 90 %); ` +
     `per round ${roundRatios.join(' / ')} %, median of the rounds ${median(roundRatios.map(Number)).toFixed(1)} %`,
+)
+console.log(
+  `identification lag           the mix's identify hits all identified ${median(results.mix.map((r) => r.drainMs)).toFixed(0)} ms ` +
+    `after its round ended (median; IDENTIFY_BATCH_MS ${process.env.IDENTIFY_BATCH_MS ?? 1000}); CPU per request counts each round's work until ${settleMs} ms after that`,
 )
 console.log(
   `loss check                   pure: ${acknowledged.size} acknowledged, ${lostPure} lost; ` +

@@ -54,6 +54,7 @@ export const configSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   INGEST_BATCH_ROWS: z.coerce.number().int().min(1).max(100_000).default(1000),
   INGEST_BATCH_MS: z.coerce.number().int().min(1).max(60_000).default(200),
+  IDENTIFY_BATCH_MS: z.coerce.number().int().min(1).max(60_000).default(1000),
   SPOOL_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -105,6 +106,8 @@ export interface Config {
   ingest: {
     batchRows: number
     batchMs: number
+    /** How long identify hits wait to be identified together (the identification queue). */
+    identifyBatchMs: number
     /** Bound of the local spool (DATA_DIR/spool); past it, /collect answers 503. */
     spoolMaxBytes: number
     /** City .mmdb (MaxMind or DB-IP); unset: the bundled DB-IP Lite City; `off`: no geo. */
@@ -195,6 +198,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     ingest: {
       batchRows: c.INGEST_BATCH_ROWS,
       batchMs: c.INGEST_BATCH_MS,
+      identifyBatchMs: c.IDENTIFY_BATCH_MS,
       spoolMaxBytes: c.SPOOL_MAX_BYTES,
       geoMmdbPath: c.GEO_MMDB_PATH,
       asnDataPath: c.ASN_DATA_PATH,

@@ -1,3 +1,4 @@
+export { createBoundedCache } from './bounded-cache.js'
 export { type Config, ConfigError, configSchema, loadConfig, type Role } from './config.js'
 export {
   type Coordination,
@@ -65,6 +66,11 @@ export {
   type StoredEvent,
   startEventDispatcher,
 } from './identification/events.js'
+export {
+  createIdentifiedVisitors,
+  type IdentifiedVisitors,
+  type IdentifiedVisitorsOptions,
+} from './identification/identified-visitors.js'
 export {
   type IdentifyDeps,
   type IdentifyHit,

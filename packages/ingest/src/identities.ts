@@ -1,27 +1,16 @@
-// After a batch is in ClickHouse: identify hits identify their visitors (core identification:
-// contact, company, credits, the visitor.identified event) before the hits are acknowledged.
+// After a batch is in ClickHouse: its identify hits go to the identification queue (core
+// identification runs there: contact, company, credits, the visitor.identified event).
 // A company derived from a business ASN (`as<number>`) or from a reverse DNS domain no imported
 // company has (`dns:<domain>`) gets its `companies` row once per process, written in the
 // background a few rows at a time: it is derived data (the ASN table or DNS can always rebuild
 // it), so it must not slow the acknowledgement down. Page views alone never touch entity tables.
-import {
-  type CompanyRow,
-  type IdentifyResult,
-  identifyVisitors,
-  nextVersion,
-  type Repositories,
-  type Store,
-  type VisitorRow,
-} from '@visitor-id/core'
+import { type CompanyRow, type IdentifyHit, nextVersion, type Store } from '@visitor-id/core'
 import type { PageViewRow } from './page-view-row.js'
 
 export interface IdentityWriterOptions {
   store: Store
-  repos: Repositories
-  /** Called for each visitor an identify hit wrote (identified now, or again). */
-  onIdentified?: (visitor: VisitorRow) => Promise<void>
-  /** Told what each batch's identify hits did (persons, first identifications, dropped). */
-  onIdentify?: (result: IdentifyResult) => void
+  /** Takes the identify hits of each batch (the identification queue). */
+  enqueueIdentifies(hits: IdentifyHit[]): Promise<void>
   /** How often new derived (ASN, DNS) companies are written (default 2 s). */
   companyFlushMs?: number
   onError?: (error: unknown) => void
@@ -33,6 +22,16 @@ export interface IdentityWriter {
   /** Writes the companies still waiting. */
   close(): Promise<void>
 }
+
+/** What identification needs of an identify hit (the queue keeps no more). */
+const identifyHitOf = (row: PageViewRow): IdentifyHit => ({
+  organization_id: row.organization_id,
+  visitor_id: row.visitor_id,
+  session_id: row.session_id,
+  email: row.email,
+  timestamp: row.timestamp,
+  company_id: row.company_id,
+})
 
 /** Builds the `afterWrite` step of the durable sink. Idempotent: a replayed batch rewrites the same rows. */
 export function createIdentityWriter(options: IdentityWriterOptions): IdentityWriter {
@@ -95,9 +94,9 @@ export function createIdentityWriter(options: IdentityWriterOptions): IdentityWr
 
   return {
     async afterWrite(rows) {
-      const identifies: PageViewRow[] = []
+      const identifies: IdentifyHit[] = []
       for (const row of rows) {
-        if (row.type === 'identify' && row.email) identifies.push(row)
+        if (row.type === 'identify' && row.email) identifies.push(identifyHitOf(row))
         if (
           /^(?:as\d+$|dns:)/.test(row.company_id) &&
           !knownCompanies.has(row.company_id) &&
@@ -106,13 +105,7 @@ export function createIdentityWriter(options: IdentityWriterOptions): IdentityWr
           waiting.set(row.company_id, derivedCompany(row))
         }
       }
-      if (identifies.length > 0) {
-        // Contacts, credits and the visitor.identified event (core identification); the last hit
-        // of a visitor in the batch wins.
-        const result = await identifyVisitors({ store: options.store, repos: options.repos }, identifies)
-        options.onIdentify?.(result)
-        for (const visitor of result.visitors) await options.onIdentified?.(visitor)
-      }
+      await options.enqueueIdentifies(identifies)
       schedule()
     },
     async close() {

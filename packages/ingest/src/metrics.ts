@@ -76,8 +76,12 @@ export interface IngestMetrics {
   identified(result: { persons: number; firstIdentifications: number; dropped: number }): void
 }
 
-/** Registers the ingest metrics; `spoolBytes` is read when /metrics is scraped. */
-export function createIngestMetrics(registry: MetricsRegistry, spoolBytes: () => number): IngestMetrics {
+/** Registers the ingest metrics; the byte counts are read when /metrics is scraped. */
+export function createIngestMetrics(
+  registry: MetricsRegistry,
+  spoolBytes: () => number,
+  identifyQueueBytes: () => number = () => 0,
+): IngestMetrics {
   const accepted = registry.counter(
     'vid_ingest_hits_accepted_total',
     'Hits accepted and stored (or spooled).',
@@ -95,6 +99,11 @@ export function createIngestMetrics(registry: MetricsRegistry, spoolBytes: () =>
   )
   const overloaded = registry.counter('vid_ingest_overloaded_total', 'Requests answered 503 (spool full).')
   registry.gauge('vid_ingest_spool_bytes', 'Bytes in the spool not yet replayed.', spoolBytes)
+  registry.gauge(
+    'vid_ingest_identify_queue_bytes',
+    'Bytes of identify hits stored and not yet identified.',
+    identifyQueueBytes,
+  )
   const reverseDns = registry.counter(
     'vid_ingest_reverse_dns_lookups_total',
     'Reverse DNS queries, by outcome (domain, skipped, not_found, failed).',

@@ -3,10 +3,18 @@
 import { readFileSync } from 'node:fs'
 import { appendFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Config, Repositories, Store } from '@visitor-id/core'
+import {
+  type Config,
+  createIdentifiedVisitors,
+  type IdentifyHit,
+  identifyVisitors,
+  type Repositories,
+  type Store,
+} from '@visitor-id/core'
 import { type BatchWriter, createBatchWriter } from './batch-writer.js'
 import { createDurableSink, type DurableSink, type LogLike } from './durable-sink.js'
-import { createIdentityWriter, type IdentityWriterOptions } from './identities.js'
+import { createIdentifyQueue, type IdentifyQueue } from './identify-queue.js'
+import { createIdentityWriter } from './identities.js'
 import { createIpIntelligence, type IpIntelligence } from './ip/ip-intelligence.js'
 import { createIngestMetrics, createMetricsRegistry, type MetricsRegistry } from './metrics.js'
 import type { PageViewRow } from './page-view-row.js'
@@ -18,11 +26,10 @@ import { createTrackingKeyCache, type TrackingKeyCache } from './tracking-keys.j
 export interface IngestServiceOptions {
   store: Store
   repos: Repositories
-  /** The spool lives in `<dataDir>/spool`. */
+  /** The spool lives in `<dataDir>/spool`, the identification queue in `<dataDir>/identify-queue`. */
   dataDir: string
   settings: Config['ingest']
   registry?: MetricsRegistry
-  onIdentified?: IdentityWriterOptions['onIdentified']
 }
 
 export interface IngestService {
@@ -34,11 +41,18 @@ export interface IngestService {
   writer: BatchWriter<PageViewRow>
   durable: DurableSink
   spool: Spool<PageViewRow>
-  /** Starts the spool replay and the company refresh (ranges, domains); logs what data was loaded. */
+  identifyQueue: IdentifyQueue
+  /** Starts the spool replay, the identification queue and the company refresh (ranges, domains); logs what data was loaded. */
   start(log: LogLike): void
   /** Flushes every buffered hit (to ClickHouse or the spool) and stops background work. */
   close(): Promise<void>
 }
+
+/** Appends a batch that kept failing to `dead-letter.jsonl` in `dir`, for an operator to look at. */
+const setAside = (dir: string, line: object) =>
+  appendFile(path.join(dir, 'dead-letter.jsonl'), `${JSON.stringify(line)}\n`)
+
+const messageOf = (error: unknown) => String((error as Error)?.message ?? error)
 
 /**
  * Builds the ingest side of a process.
@@ -54,7 +68,18 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     maxBytes: settings.spoolMaxBytes,
     onCorrupt: (offset) => log?.error({ offset }, 'ingest: skipped a corrupt spool line'),
   })
-  const metrics = createIngestMetrics(registry, () => spool.pendingBytes)
+  const identifyDir = path.join(options.dataDir, 'identify-queue')
+  const identifySpool = await openSpool<IdentifyHit>({
+    dir: identifyDir,
+    maxBytes: settings.spoolMaxBytes,
+    sync: false,
+    onCorrupt: (offset) => log?.error({ offset }, 'ingest: skipped a corrupt identification queue line'),
+  })
+  const metrics = createIngestMetrics(
+    registry,
+    () => spool.pendingBytes,
+    () => identifySpool.pendingBytes,
+  )
   const ipIntelligence = await createIpIntelligence({
     store,
     geoMmdbPath: settings.geoMmdbPath,
@@ -71,12 +96,22 @@ export async function createIngestService(options: IngestServiceOptions): Promis
   })
   const trackingKeys = createTrackingKeyCache({ repos })
   const pipeline = createHitPipeline({ trackingKeys, ipIntelligence })
+  const identified = createIdentifiedVisitors()
+  const identifyQueue = createIdentifyQueue({
+    spool: identifySpool,
+    batchMs: settings.identifyBatchMs,
+    identify: async (rows) => {
+      // Contacts, credits and the visitor.identified event; the last hit of a visitor wins.
+      metrics.identified(await identifyVisitors({ store, repos, identified }, rows))
+    },
+    onDeadLetter: async (rows, error) => {
+      await setAside(identifyDir, { error: messageOf(error), rows })
+    },
+  })
   const identities = createIdentityWriter({
     store,
-    repos,
+    enqueueIdentifies: identifyQueue.enqueue,
     onError: (error) => log?.warn({ err: error }, 'ingest: derived companies not written yet'),
-    onIdentify: metrics.identified,
-    ...(options.onIdentified ? { onIdentified: options.onIdentified } : {}),
   })
   const durable = createDurableSink({
     store,
@@ -84,8 +119,7 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     metrics,
     afterWrite: identities.afterWrite,
     onDeadLetter: async (entry, error) => {
-      const line = { token: entry.token, error: String((error as Error)?.message ?? error), rows: entry.rows }
-      await appendFile(path.join(spoolDir, 'dead-letter.jsonl'), `${JSON.stringify(line)}\n`)
+      await setAside(spoolDir, { token: entry.token, error: messageOf(error), rows: entry.rows })
     },
   })
   const writer = createBatchWriter<PageViewRow>({
@@ -102,10 +136,13 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     writer,
     durable,
     spool,
+    identifyQueue,
     start(logger) {
       log = logger
       durable.setLog(logger)
       durable.start()
+      identifyQueue.setLog(logger)
+      identifyQueue.start()
       logger.info({ ...ipIntelligence.sources, pipeline: pipeline.steps.join(' > ') }, 'ingest: ready')
       refresh = setInterval(() => {
         ipIntelligence.reloadCompanies().catch((error: unknown) => {
@@ -119,8 +156,10 @@ export async function createIngestService(options: IngestServiceOptions): Promis
       ipIntelligence.close()
       await writer.close()
       await durable.stop()
+      await identifyQueue.stop()
       await identities.close()
       await spool.close()
+      await identifySpool.close()
     },
   }
 }

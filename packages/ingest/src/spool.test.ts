@@ -72,6 +72,26 @@ describe('spool', () => {
     await spool.close()
   })
 
+  it('reads ahead from an entry without committing, and a commit covers everything before it', async () => {
+    const dir = newDir()
+    // A corrupt line after an uncommitted entry must not be skipped for good by a read-ahead.
+    writeFileSync(
+      path.join(dir, 'spool.jsonl'),
+      '{"t":"a","r":[1]}\ngarbage\n{"t":"b","r":[2]}\n{"t":"c","r":[3]}\n',
+    )
+    const spool = await openSpool<number>({ dir, maxBytes: 1 << 20, sync: false })
+    const a = await spool.peek()
+    const b = await spool.peek(a!.next)
+    expect(b).toMatchObject({ token: 'b', rows: [2] })
+    expect(await spool.peek()).toMatchObject({ token: 'a' })
+    await spool.commit(b!)
+    expect(await spool.peek()).toMatchObject({ token: 'c', rows: [3] })
+    await spool.close()
+    const reopened = await openSpool<number>({ dir, maxBytes: 1 << 20 })
+    expect(await reopened.peek()).toMatchObject({ token: 'c' })
+    await reopened.close()
+  })
+
   it('keeps concurrent appends whole and in call order', async () => {
     const dir = newDir()
     const spool = await openSpool<number>({ dir, maxBytes: 1 << 24 })

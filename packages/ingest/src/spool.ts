@@ -22,8 +22,8 @@ export class SpoolFullError extends Error {
 export interface Spool<Row> {
   /** Appends one batch and fsyncs it; throws SpoolFullError past the bound. */
   append(token: string, rows: readonly Row[]): Promise<void>
-  /** The oldest batch not yet replayed. */
-  peek(): Promise<SpoolEntry<Row> | undefined>
+  /** The oldest batch not yet replayed, or the first one at or after `from` (an entry's `next`). */
+  peek(from?: number): Promise<SpoolEntry<Row> | undefined>
   /** Marks a batch (and every one before it) replayed. */
   commit(entry: SpoolEntry<Row>): Promise<void>
   /** Bytes appended and not yet replayed. */
@@ -36,6 +36,12 @@ export interface Spool<Row> {
 export interface SpoolOptions {
   dir: string
   maxBytes: number
+  /**
+   * fsync each append (default true). Off only for a spool whose rows are already durable
+   * elsewhere and which just hands them from one step to the next (it still survives a crash of
+   * the process, not one of the machine).
+   */
+  sync?: boolean
   /** Called for a line that cannot be parsed (it is skipped). */
   onCorrupt?: (offset: number) => void
 }
@@ -118,11 +124,11 @@ export async function openSpool<Row>(options: SpoolOptions): Promise<Spool<Row>>
           throw new SpoolFullError(`The spool is full (${size} of ${options.maxBytes} bytes)`)
         }
         await handle.write(line, 0, line.length, null)
-        await handle.datasync()
+        if (options.sync !== false) await handle.datasync()
         size += line.length
       }),
-    async peek() {
-      let position = offset
+    async peek(from) {
+      let position = Math.max(offset, from ?? 0)
       while (position < size) {
         const parts: Buffer[] = []
         let cursor = position
@@ -145,9 +151,12 @@ export async function openSpool<Row>(options: SpoolOptions): Promise<Spool<Row>>
           return { token: parsed.t, rows: parsed.r, next: lineEnd + 1 }
         } catch {
           options.onCorrupt?.(position)
+          const corruptAt = position
           position = lineEnd + 1
+          // Skipped for good only when nothing before it is still waiting for a commit.
           await exclusive(async () => {
-            offset = Math.max(offset, position)
+            if (offset !== corruptAt) return
+            offset = position
             await saveOffset()
           })
         }

@@ -10,6 +10,7 @@ import { createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { tempDir } from '../testing/temp-dir.js'
 import { readEvents } from './events.js'
+import { createIdentifiedVisitors } from './identified-visitors.js'
 import { type IdentifyHit, identifyVisitors } from './identify.js'
 
 const tmp = tempDir('vid-identify-')
@@ -266,5 +267,50 @@ describe('identifyVisitors', () => {
     const events = await readEvents(store, { organizationId: org })
     expect(events.map((event) => event.event_id)).toEqual([stored!.event_id])
     expect(await creditBalance(store, org)).toBe(9)
+  })
+
+  it('with the identified-visitors cache, hits that would change nothing skip the store', async () => {
+    const org = await organization(10)
+    const person = await visit(org)
+    const byEmail = await visit(org)
+    let now = Date.now()
+    const identified = createIdentifiedVisitors({ ttlMs: 60_000, now: () => now })
+    const calls: string[] = []
+    const counting: Store = {
+      ...store,
+      query: (sql, params) => {
+        calls.push(sql)
+        return store.query(sql, params)
+      },
+      insert: (table, rows, options) => {
+        calls.push(`insert ${table}`)
+        return store.insert(table, rows, options)
+      },
+    }
+    const deps = { store: counting, repos, identified }
+    await identifyVisitors(deps, [hit(org, person, 'ada@acme.test'), hit(org, byEmail, 'nobody@else.test')])
+    expect(calls.length).toBeGreaterThan(0)
+
+    // The same visitors again (a person by any email, the other by the same email): no store call.
+    calls.length = 0
+    const again = await identifyVisitors(deps, [
+      hit(org, person, 'ada@home.test'),
+      hit(org, byEmail, ' Nobody@Else.test'),
+    ])
+    expect(again).toMatchObject({ persons: 0, firstIdentifications: 0, dropped: 0 })
+    expect(calls).toEqual([])
+
+    // A new email for the visitor known by email alone goes to the store, and is written.
+    await identifyVisitors(deps, [hit(org, byEmail, 'grace@globex.test')])
+    expect(calls).toContain('insert visitors')
+    expect(await visitorRow(org, byEmail.visitorId)).toMatchObject({ contact_id: 'c-grace' })
+
+    // Once an entry is older than ttlMs, the store is asked again.
+    calls.length = 0
+    now += 60_001
+    await identifyVisitors(deps, [hit(org, person, 'ada@acme.test')])
+    expect(calls.length).toBeGreaterThan(0)
+    expect(await creditBalance(store, org)).toBe(8)
+    expect(await readEvents(store, { organizationId: org })).toHaveLength(2)
   })
 })

@@ -21,6 +21,7 @@ import {
 } from '../store/entities.js'
 import { type ContactRow, emailKey, findContactsByKeys, normalizeEmail } from './contacts.js'
 import { appendEvents, eventIdOf, type StoredEvent } from './events.js'
+import type { IdentifiedVisitors } from './identified-visitors.js'
 import { identificationPayload } from './payload.js'
 
 /** An identify hit as ingest stored it. */
@@ -113,6 +114,8 @@ function fromContact(contact: ContactRow) {
 export interface IdentifyDeps {
   store: Store
   repos: Repositories
+  /** Visitors identified lately: their hits that would change nothing skip the store. */
+  identified?: IdentifiedVisitors
 }
 
 /**
@@ -134,8 +137,8 @@ export async function identifyVisitors(
     }
     last.set(`${hit.organization_id}/${hit.visitor_id}`, { ...hit, key })
   }
-  if (last.size === 0) return result
-  const wanted = [...last.values()]
+  const wanted = [...last.values()].filter((hit) => !deps.identified?.settled(hit))
+  if (wanted.length === 0) return result
   const organizationIds = [...new Set(wanted.map((hit) => hit.organization_id))]
 
   // The visitor rows first: a visitor already identified as a person needs no contact lookup and
@@ -159,6 +162,7 @@ export async function identifyVisitors(
   ])
   const events: StoredEvent[] = []
   const rows: VisitorRow[] = []
+  const unchanged: VisitorRow[] = []
   const firsts: { row: VisitorRow; hit: IdentifyHit }[] = []
 
   for (const organizationId of organizationIds) {
@@ -187,7 +191,10 @@ export async function identifyVisitors(
         continue
       }
       // Identified before, and nothing to change: no write (its last visit shows in its sessions).
-      if (before?.identified_at && !person && (isPerson || before.email === email)) continue
+      if (before?.identified_at && !person && (isPerson || before.email === email)) {
+        unchanged.push(before)
+        continue
+      }
       const now = new Date().toISOString()
       const contactCompany =
         contact?.company_id || (contact?.company_domain ? domains.get(contact.company_domain) : '')
@@ -223,6 +230,7 @@ export async function identifyVisitors(
       rows.map((row) => ({ ...row, version: nextVersion(), is_deleted: 0 })),
     )
   }
+  for (const row of [...unchanged, ...rows]) deps.identified?.remember(row)
   result.visitors = rows
   return result
 }

@@ -1,8 +1,7 @@
 // Everything ingest learns from a client IP: geo, ISP / ASN, connection type, hosting, anonymity
 // and the company. Data is read once at start-up and looked up in memory; the one exception is the
 // company by reverse DNS (reverse-dns.ts), a cached PTR query that a hit waits for only briefly.
-import type { Store } from '@visitor-id/core'
-import { createBoundedCache } from '../bounded-cache.js'
+import { createBoundedCache, type Store } from '@visitor-id/core'
 import { type IpKey, normalizeIp, parseIp } from './address.js'
 import { type AsnDatabase, openAsnDatabase } from './asn-database.js'
 import { readCidrLists } from './cidr-lists.js'

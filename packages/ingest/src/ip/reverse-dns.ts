@@ -9,8 +9,8 @@
 // for a query at most `waitMs` after the query started; the answer still lands in the cache, so
 // later hits of that address get it.
 import { Resolver } from 'node:dns/promises'
+import { createBoundedCache } from '@visitor-id/core'
 import { parse } from 'tldts'
-import { createBoundedCache } from '../bounded-cache.js'
 import { parseIPv4, parseIPv6 } from './address.js'
 
 /** What one query found: an organization's domain, a name that says nothing, no name, or no answer. */

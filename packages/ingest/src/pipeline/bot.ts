@@ -1,8 +1,9 @@
 // Bot filter: known crawlers and tools by user agent (`isbot`), plus headless signals: an empty
 // user agent, a headless browser name, or the tracker's report that the page runs under
 // automation (`navigator.webdriver`).
+
+import { createBoundedCache } from '@visitor-id/core'
 import { isbot } from 'isbot'
-import { createBoundedCache } from '../bounded-cache.js'
 
 const cache = createBoundedCache<boolean>(10_000)
 const headless = /headless|phantomjs|puppeteer|playwright|selenium|webdriver|electron\//i

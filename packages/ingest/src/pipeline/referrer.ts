@@ -1,6 +1,6 @@
 // Referrer domain, search engine and search term. Most engines no longer pass the query, so the
 // term is often empty while the engine is known.
-import { createBoundedCache } from '../bounded-cache.js'
+import { createBoundedCache } from '@visitor-id/core'
 
 export interface ReferrerInfo {
   referrerDomain: string

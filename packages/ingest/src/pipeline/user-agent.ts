@@ -1,6 +1,7 @@
 // Device, browser and OS from the User-Agent header (ua-parser-js 1.x, MIT; 2.x is AGPL).
+
+import { createBoundedCache } from '@visitor-id/core'
 import { UAParser } from 'ua-parser-js'
-import { createBoundedCache } from '../bounded-cache.js'
 
 export interface UserAgentInfo {
   deviceType: string
