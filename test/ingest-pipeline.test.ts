@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { gunzipSync } from 'node:zlib'
 import type { RunningServer } from '@visitor-id/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -312,6 +312,23 @@ describe('enrichment and sessions', () => {
       { visitor },
     )
     expect(Number(events?.n)).toBe(1)
+  })
+
+  it('identify with the SHA-256 of an email finds its contact; anything else that is not an email is refused', async () => {
+    const at = new Date().toISOString()
+    const email = `hedy-${randomUUID().slice(0, 8)}@globex.test`
+    await server.store.insert('contacts', [
+      { id: email, email, first_name: 'Hedy', created_at: at, updated_at: at, version: 1 },
+    ])
+    const visitor = randomUUID()
+    const hash = createHash('sha256').update(email).digest('hex').toUpperCase()
+    const sent = await collect(server.url, pixelHit(keys.trackingKey, { v: visitor, e: 'id', em: hash }))
+    expect(sent.status).toBe(202)
+    expect((await identifiedProfile(visitor)).contact).toMatchObject({ email, firstName: 'Hedy' })
+    for (const em of ['not-an-email', hash.slice(1), `${hash}0`]) {
+      const refused = await collect(server.url, pixelHit(keys.trackingKey, { v: visitor, e: 'id', em }))
+      expect(refused.status).toBe(400)
+    }
   })
 
   it('a business network names its company; the company row exists', async () => {

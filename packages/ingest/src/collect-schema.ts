@@ -29,7 +29,15 @@ export const hitSchema = z.object({
   [wire.clientTime]: number.optional(),
   [wire.engagedMs]: number.optional(),
   [wire.maxScroll]: number.optional(),
-  [wire.email]: z.string().trim().toLowerCase().max(320).pipe(z.email()).optional(),
+  // An email, or the lowercase hex SHA-256 of a normalized one (a site that never sends plain
+  // addresses): both identify (DESIGN.md, "Identification").
+  [wire.email]: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .max(320)
+    .pipe(z.union([z.email(), z.string().regex(/^[0-9a-f]{64}$/)]))
+    .optional(),
   [wire.webdriver]: z.union([z.boolean(), z.number()]).optional(),
 })
 

@@ -26,7 +26,7 @@ const hitFields: Record<keyof typeof wire, string> = {
   clientTime: 'Client clock (Unix milliseconds)',
   engagedMs: 'Engaged time on the page in milliseconds (engagement events)',
   maxScroll: 'Deepest scroll, percent of the page (engagement events)',
-  email: 'Email of an identify event',
+  email: 'Email of an identify event, or the lowercase hex SHA-256 of the trimmed, lowercased email',
   webdriver: '`navigator.webdriver` (automation): such hits are dropped as bots',
 }
 

@@ -172,6 +172,36 @@ describe('identifyVisitors', () => {
     expect(profile?.company).toMatchObject({ id: 'acme', name: 'Acme', domain: 'acme.test' })
   })
 
+  it('identified in a later session: the payload has that session and its page views, not a first visit', async () => {
+    const org = await organization(10)
+    const earlier = await visit(org)
+    const later = { visitorId: earlier.visitorId, sessionId: newId() }
+    const at = new Date(Date.now() + 60_000).toISOString()
+    await store.insert('page_views', [
+      {
+        event_id: newId(),
+        organization_id: org,
+        visitor_id: later.visitorId,
+        session_id: later.sessionId,
+        type: 'pageview',
+        timestamp: at,
+        received_at: at,
+        url: 'https://shop.test/demo',
+        path: '/demo',
+        country: 'DE',
+      },
+    ])
+    await identifyVisitors({ store, repos }, [{ ...hit(org, later, 'ada@acme.test'), timestamp: at }])
+    const [event] = await readEvents(store, { organizationId: org })
+    const payload = JSON.parse(event!.payload)
+    expect(payload).toMatchObject({
+      session_id: later.sessionId,
+      session: { country: 'DE', first_visit: false, page_view_count: 1 },
+      page_views: [{ url: 'https://shop.test/demo' }],
+    })
+    expect(payload.page_views).toHaveLength(1)
+  })
+
   it('identifying again charges nothing and emits nothing more; the event keeps its id', async () => {
     const org = await organization(10)
     const v = await visit(org)

@@ -261,11 +261,12 @@ async function identifiedEvents(
           )
         ).map((company) => [company.id, company]),
   )
+  // Only the sessions of the hits (the rest of a visitor's timeline is not in the payload).
   const profiles = await getVisitorProfiles(
     deps.store,
     organization.id,
     firsts.map(({ row }) => row.id),
-    { ipTracking, icpConfigs },
+    { ipTracking, icpConfigs, sessionIds: firsts.map(({ hit }) => hit.session_id) },
   )
   return firsts.map(({ row: visitor, hit }) => {
     const profile = profiles.get(visitor.id)
@@ -283,7 +284,8 @@ async function identifiedEvents(
       },
       company: companies.get(visitor.company_id),
       session,
-      firstVisit: (profile?.sessions.length ?? 0) <= 1,
+      // The visitor's first session started when the visitor was first seen.
+      firstVisit: !session || Date.parse(session.startedAt) <= Date.parse(visitor.first_seen_at),
       pageViews: (profile?.pageViews ?? [])
         .filter((view) => !session || view.sessionId === session.id)
         .map((view) => ({ url: view.url, visitedAt: view.visitedAt }))

@@ -231,14 +231,22 @@ ORDER BY session_id = toUUID('${identitySessionId}') DESC, started_at DESC
 LIMIT {rowLimit:UInt32}
 SETTINGS max_threads = 1`
 
-/** The same read for several visitors of one organization at once (identification's events). */
-const profilesSql = `
+/**
+ * The same read for several visitors of one organization at once (identification's events),
+ * optionally of some sessions only: their rows and the identity rows are found by the sorting key
+ * alone, where every session of a visitor would be merged from every part that holds one.
+ */
+const profilesSql = (sessionsOnly: boolean) => `
 SELECT toString(visitor_id) AS visitor, toString(session_id) AS id, started_at, ended_at,
   finalizeAggregation(first_page_view) AS first, finalizeAggregation(exit_page) AS exit_page,
   page_view_count, engaged_ms, max_scroll, finalizeAggregation(company_id) AS company_id,
   finalizeAggregation(views) AS views, finalizeAggregation(identity) AS identity, icp
 FROM sessions FINAL
-WHERE organization_id = {organizationId:UUID} AND visitor_id IN {visitorIds:Array(UUID)}
+WHERE organization_id = {organizationId:UUID} AND visitor_id IN {visitorIds:Array(UUID)}${
+  sessionsOnly
+    ? ` AND session_id IN arrayPushBack({sessionIds:Array(UUID)}, toUUID('${identitySessionId}'))`
+    : ''
+}
 ORDER BY visitor_id, session_id = toUUID('${identitySessionId}') DESC, started_at DESC
 LIMIT {rowLimit:UInt32} BY visitor_id`
 
@@ -369,20 +377,25 @@ export async function getVisitorProfile(
 
 /**
  * The profiles of several visitors of one organization, in one read (visitors it never saw are
- * missing from the map).
+ * missing from the map). With `sessionIds`, the profiles hold those sessions only (and their page
+ * views): all an identification event needs, for a fraction of the read.
  */
 export async function getVisitorProfiles(
   store: Store,
   organizationId: string,
   visitorIds: readonly string[],
-  options: VisitorProfileOptions,
+  options: VisitorProfileOptions & { sessionIds?: readonly string[] },
 ): Promise<Map<string, VisitorProfile>> {
-  const ids = [...new Set(visitorIds.map((id) => id.toLowerCase()))].filter((id) => uuidPattern.test(id))
+  const validIds = (list: readonly string[]) =>
+    [...new Set(list.map((id) => id.toLowerCase()))].filter((id) => uuidPattern.test(id))
+  const ids = validIds(visitorIds)
   const profiles = new Map<string, VisitorProfile>()
   if (ids.length === 0 || !uuidPattern.test(organizationId)) return profiles
-  const rows = await store.query<TimelineRow & { visitor: string }>(profilesSql, {
+  const sessionIds = options.sessionIds && validIds(options.sessionIds)
+  const rows = await store.query<TimelineRow & { visitor: string }>(profilesSql(sessionIds !== undefined), {
     organizationId,
     visitorIds: ids,
+    ...(sessionIds ? { sessionIds } : {}),
     rowLimit: (options.sessionLimit ?? 100) + identityRowsMax,
   })
   const byVisitor = new Map<string, TimelineRow[]>()
