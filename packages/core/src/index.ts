@@ -224,3 +224,23 @@ export {
   type EntityRepository,
   type FindOptions,
 } from './store/repository.js'
+export { type AudienceFilter, audienceSql } from './analytics/audience.js'
+export {
+  type ChartInterval,
+  type ChartPoint,
+  type CompanySortKey,
+  type CompanyStatistics,
+  chartIntervalFor,
+  companySortKeys,
+  companyStatistics,
+  effectiveRange,
+  type PageRequest,
+  type StatisticsQuery,
+  statisticsTotals,
+  type TimeRange,
+  type Totals,
+  type VisitorStatistics,
+  type VisitorStatisticsQuery,
+  visitorStatistics,
+  visitorsChart,
+} from './analytics/statistics.js'

@@ -1,0 +1,59 @@
+// Who the statistics count: every visitor with hits in the range, or only those an ICP config
+// matched (ICPOnly, icpSlug) or whose persona matched (personaOnly), from the ICP scores of the
+// organization's live, active configs. The sets are SQL subqueries, so a request stays one
+// statement; `identified` is the organization's visitors identified at least once.
+import { appError } from '../errors.js'
+import type { IcpConfigRow } from '../store/entities.js'
+
+export interface AudienceFilter {
+  /** Only visitors matched by any active ICP config. */
+  icpOnly?: boolean | undefined
+  /** Only visitors whose persona (contact side) an active organization-level config matched. */
+  personaOnly?: boolean | undefined
+  /** Only visitors matched by this config (active or not). */
+  icpSlug?: string | undefined
+}
+
+export interface AudienceSql {
+  /** `WITH` clauses: `identified`, `icp_matched`, `persona_matched` and, with icpSlug, `slug_matched`. */
+  with: string
+  /** ` AND ...` conditions on `visitor_id` (empty when everyone counts). */
+  where: string
+  params: Record<string, unknown>
+}
+
+/**
+ * The audience of a statistics request. `configs` are the organization's configs (from memory);
+ * an unknown `icpSlug` is a 400 naming it.
+ */
+export function audienceSql(configs: readonly IcpConfigRow[], filter: AudienceFilter): AudienceSql {
+  const active = configs.filter((config) => config.is_active)
+  const params: Record<string, unknown> = {
+    icpConfigIds: active.map((config) => config.id),
+    personaConfigIds: active.filter((config) => config.kind === 'organization').map((config) => config.id),
+  }
+  const scored = (configIds: string, column: 'matched' | 'persona') =>
+    `SELECT visitor_id FROM icp_scores FINAL
+       WHERE organization_id = {organizationId:UUID} AND config_id IN {${configIds}:Array(String)} AND ${column} = 1`
+  const clauses = [
+    `identified AS (SELECT id FROM visitors FINAL
+       WHERE organization_id = {organizationId:UUID} AND identified_at IS NOT NULL)`,
+    `icp_matched AS (${scored('icpConfigIds', 'matched')})`,
+    `persona_matched AS (${scored('personaConfigIds', 'persona')})`,
+  ]
+  const where: string[] = []
+  if (filter.icpOnly) where.push('visitor_id IN icp_matched')
+  if (filter.personaOnly) where.push('visitor_id IN persona_matched')
+  if (filter.icpSlug !== undefined) {
+    const config = configs.find((candidate) => candidate.slug === filter.icpSlug)
+    if (!config) throw appError('invalid_request', `No ICP config has the slug "${filter.icpSlug}"`)
+    params.slugConfigIds = [config.id]
+    clauses.push(`slug_matched AS (${scored('slugConfigIds', 'matched')})`)
+    where.push('visitor_id IN slug_matched')
+  }
+  return {
+    with: `WITH ${clauses.join(',\n')}`,
+    where: where.map((condition) => ` AND ${condition}`).join(''),
+    params,
+  }
+}

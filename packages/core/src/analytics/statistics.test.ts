@@ -1,0 +1,423 @@
+// Every figure of the statistics, read from the rollup, against an independent computation: plain
+// SQL over the raw page views (or plain JavaScript over the generated hits, for chart buckets in a
+// time zone), on generated data with known answers, for several ranges, audiences and time zones.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { newId } from '../ids.js'
+import { createStore, type Store } from '../store/client.js'
+import type { IcpConfigRow } from '../store/entities.js'
+import { migrate } from '../store/migrate.js'
+import { tempDir } from '../testing/temp-dir.js'
+import {
+  companyStatistics,
+  effectiveRange,
+  statisticsTotals,
+  type TimeRange,
+  visitorStatistics,
+  visitorsChart,
+} from './statistics.js'
+
+const tmp = tempDir('vid-statistics-')
+let store: Store
+const org = newId()
+const other = newId()
+// Ten days around the end of summer time in Paris (2026-10-25, 03:00 -> 02:00).
+const start = Date.parse('2026-10-20T00:00:00.000Z')
+const days = 10
+
+/** A seeded generator: the same data on every run. */
+function random(seed: number) {
+  let state = seed
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31
+    return state / 2 ** 31
+  }
+}
+
+interface Hit {
+  visitor: string
+  session: string
+  type: string
+  at: number
+  company: string
+  engaged: number
+}
+const hits: Hit[] = []
+const visitors = Array.from({ length: 60 }, () => newId())
+const companies = ['acme', 'globex', 'initech', 'umbrella', 'as3215']
+const identified = visitors.filter((_, i) => i % 4 === 0)
+const icpVisitors = visitors.filter((_, i) => i % 5 === 0)
+const personaVisitors = visitors.filter((_, i) => i % 10 === 0)
+const icpConfig = { id: 'icp-1', slug: 'enterprise', kind: 'organization', is_active: true } as IcpConfigRow
+const partnerConfig = { id: 'icp-2', slug: 'partner-rule', kind: 'partner', is_active: true } as IcpConfigRow
+const configs = [icpConfig, partnerConfig]
+
+beforeAll(async () => {
+  store = createStore({ database: 'default', dataDir: tmp.dir })
+  await migrate(store)
+  const next = random(42)
+  for (const visitor of visitors) {
+    const company = next() < 0.2 ? '' : companies[Math.floor(next() * companies.length)]!
+    for (let s = 0; s < 1 + Math.floor(next() * 3); s++) {
+      const session = newId()
+      let at = start + Math.floor(next() * days * 86_400_000)
+      for (let p = 0; p < 1 + Math.floor(next() * 5); p++) {
+        hits.push({ visitor, session, type: 'pageview', at, company, engaged: 0 })
+        if (next() < 0.5)
+          hits.push({ visitor, session, type: 'engagement', at: at + 20_000, company, engaged: 15_000 })
+        at += Math.floor(next() * 40 * 60_000) // up to 40 minutes: sessions cross hours
+      }
+    }
+  }
+  const row = (organizationId: string, hit: Hit) => ({
+    event_id: newId(),
+    organization_id: organizationId,
+    visitor_id: hit.visitor,
+    session_id: hit.session,
+    type: hit.type,
+    timestamp: new Date(hit.at).toISOString(),
+    received_at: new Date(hit.at).toISOString(),
+    url: 'https://shop.test/',
+    path: '/',
+    engaged_ms: hit.engaged,
+    company_id: hit.company,
+  })
+  // In several inserts, so the rollup holds several parts to combine.
+  for (let i = 0; i < hits.length; i += 500) {
+    await store.insert(
+      'page_views',
+      hits.slice(i, i + 500).map((hit) => row(org, hit)),
+    )
+  }
+  // Another organization's hits, with the same visitor ids: never counted.
+  await store.insert(
+    'page_views',
+    hits.slice(0, 300).map((hit) => row(other, { ...hit, session: newId() })),
+  )
+  const at = new Date(start).toISOString()
+  await store.insert(
+    'companies',
+    companies.map((id) => ({
+      id,
+      name: id.toUpperCase(),
+      domain: `${id}.test`,
+      created_at: at,
+      updated_at: at,
+      version: 1,
+    })),
+  )
+  await store.insert(
+    'visitors',
+    identified.map((id, i) => ({
+      id,
+      organization_id: org,
+      email: `person${i}@acme.test`,
+      first_name: `First${i}`,
+      last_name: `Last${i}`,
+      job_title: 'CTO',
+      company_id: i % 2 === 0 ? 'acme' : '',
+      identified_at: at,
+      first_seen_at: at,
+      last_seen_at: at,
+      created_at: at,
+      updated_at: at,
+      version: 1,
+    })),
+  )
+  const score = (visitorId: string, configId: string, matched: number, persona: number) => ({
+    organization_id: org,
+    config_id: configId,
+    visitor_id: visitorId,
+    matched,
+    persona,
+    score: matched ? 100 : 0,
+    computed_at: at,
+    version: 1,
+  })
+  await store.insert('icp_scores', [
+    ...icpVisitors.map((id) => score(id, icpConfig.id, 1, personaVisitors.includes(id) ? 1 : 0)),
+    // A match of a config the organization no longer has: it never counts.
+    score(visitors[1]!, 'deleted-config', 1, 1),
+  ])
+})
+
+afterAll(async () => {
+  await store?.close()
+  tmp.remove()
+})
+
+const ranges: TimeRange[] = [
+  { from: '2026-10-20T00:00:00.000Z', to: '2026-10-29T23:59:59.999Z' },
+  { from: '2026-10-22T10:37:00.000Z', to: '2026-10-24T05:10:00.000Z' },
+  { from: '2026-10-25T00:00:00.000Z', to: '2026-10-25T23:59:59.999Z' },
+]
+const audiences = [{}, { icpOnly: true }, { personaOnly: true }, { icpSlug: 'enterprise' }]
+
+/** The raw page views of the organization in the range's counted window, for the audience. */
+function rawScope(
+  range: TimeRange,
+  audience: { icpOnly?: boolean; personaOnly?: boolean; icpSlug?: string },
+) {
+  const window = effectiveRange(range)
+  const only = audience.personaOnly
+    ? personaVisitors
+    : audience.icpOnly || audience.icpSlug
+      ? icpVisitors
+      : undefined
+  return {
+    sql: `FROM page_views WHERE organization_id = {org:UUID}
+      AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp <= {to:DateTime64(3, 'UTC')}
+      ${only ? 'AND visitor_id IN {only:Array(UUID)}' : ''}`,
+    params: { org, from: window.from, to: window.to, only: only ?? [], identified, icp: icpVisitors },
+  }
+}
+
+describe('statistics against raw page views', () => {
+  it.each(ranges.flatMap((range) => audiences.map((audience) => [range, audience] as const)))(
+    'totals for %o, %o',
+    async (range, audience) => {
+      const raw = rawScope(range, audience)
+      const [expected] = await store.query<Record<string, number>>(
+        `SELECT uniqExact(visitor_id) AS visitors,
+           uniqExactIf(visitor_id, visitor_id IN {identified:Array(UUID)}) AS identified_visitors,
+           uniqExactIf(company_id, company_id != '') AS companies,
+           uniqExact(session_id) AS sessions,
+           countIf(type = 'pageview') AS page_views,
+           sum(engaged_ms) AS engaged_ms,
+           uniqExactIf(visitor_id, visitor_id IN {icp:Array(UUID)}) AS icp_visitors,
+           (SELECT avg(d) FROM (SELECT toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS d
+             ${raw.sql} GROUP BY session_id)) AS avg_ms
+         ${raw.sql}`,
+        raw.params,
+      )
+      const totals = await statisticsTotals(store, { organizationId: org, range, configs, ...audience })
+      expect(totals).toEqual({
+        visitors: Number(expected!.visitors),
+        identifiedVisitors: Number(expected!.identified_visitors),
+        companies: Number(expected!.companies),
+        sessions: Number(expected!.sessions),
+        pageViews: Number(expected!.page_views),
+        avgSessionDurationSeconds: Number(expected!.visitors)
+          ? Math.round(Number(expected!.avg_ms) / 100) / 10
+          : 0,
+        icpVisitors: Number(expected!.icp_visitors),
+        engagedSeconds: Math.round(Number(expected!.engaged_ms) / 1000),
+        ...effectiveRange(range),
+      })
+      if (Object.keys(audience).length === 0 && range === ranges[0])
+        expect(totals.visitors).toBe(visitors.length)
+    },
+  )
+
+  it.each(ranges.flatMap((range) => audiences.map((audience) => [range, audience] as const)))(
+    'companies for %o, %o',
+    async (range, audience) => {
+      const raw = rawScope(range, audience)
+      const expected = await store.query<Record<string, string | number>>(
+        `SELECT company_id, uniqExact(visitor_id) AS visitors,
+           uniqExactIf(visitor_id, visitor_id IN {identified:Array(UUID)}) AS identified_visitors,
+           uniqExact(session_id) AS sessions, countIf(type = 'pageview') AS page_views,
+           min(timestamp) AS first_seen, max(timestamp) AS last_seen, sum(engaged_ms) AS engaged_ms,
+           uniqExactIf(visitor_id, visitor_id IN {icp:Array(UUID)}) AS icp_visitors
+         ${raw.sql} AND company_id != ''
+         GROUP BY company_id ORDER BY visitors DESC, last_seen DESC, company_id`,
+        raw.params,
+      )
+      const result = await companyStatistics(store, {
+        organizationId: org,
+        range,
+        configs,
+        ...audience,
+        page: { page: 1, limit: 500 },
+      })
+      expect(result.total).toBe(expected.length)
+      expect(result.rows).toEqual(
+        expected.map((row) => ({
+          id: row.company_id,
+          name: String(row.company_id).toUpperCase(),
+          domain: `${row.company_id}.test`,
+          industry: '',
+          size: '',
+          employeeSizeRange: '',
+          country: '',
+          logoUrl: '',
+          visitors: Number(row.visitors),
+          identifiedVisitors: Number(row.identified_visitors),
+          sessions: Number(row.sessions),
+          pageViews: Number(row.page_views),
+          firstSeenAt: new Date(String(row.first_seen)).toISOString(),
+          lastSeenAt: new Date(String(row.last_seen)).toISOString(),
+          engagedSeconds: Math.round(Number(row.engaged_ms) / 1000),
+          icpMatch: Number(row.icp_visitors) > 0,
+        })),
+      )
+      // Pages cut the same list.
+      const second = await companyStatistics(store, {
+        organizationId: org,
+        range,
+        configs,
+        ...audience,
+        page: { page: 2, limit: 2 },
+      })
+      expect(second.rows.map((row) => row.id)).toEqual(expected.slice(2, 4).map((row) => row.company_id))
+      expect(second.total).toBe(expected.length)
+    },
+  )
+
+  it.each(ranges.flatMap((range) => audiences.map((audience) => [range, audience] as const)))(
+    'visitors for %o, %o',
+    async (range, audience) => {
+      const raw = rawScope(range, audience)
+      const expected = await store.query<Record<string, string | number>>(
+        `SELECT toString(visitor_id) AS visitor, uniqExact(session_id) AS sessions,
+           countIf(type = 'pageview') AS page_views, min(timestamp) AS first_seen, max(timestamp) AS last_seen
+         ${raw.sql} GROUP BY visitor_id ORDER BY last_seen DESC, visitor_id`,
+        raw.params,
+      )
+      const result = await visitorStatistics(store, {
+        organizationId: org,
+        range,
+        configs,
+        ...audience,
+        page: { page: 1, limit: 500 },
+      })
+      expect(result.total).toBe(expected.length)
+      expect(
+        result.rows.map(({ id, sessions, pageViews, firstSeenAt, lastSeenAt }) => ({
+          id,
+          sessions,
+          pageViews,
+          firstSeenAt,
+          lastSeenAt,
+        })),
+      ).toEqual(
+        expected.map((row) => ({
+          id: row.visitor,
+          sessions: Number(row.sessions),
+          pageViews: Number(row.page_views),
+          firstSeenAt: new Date(String(row.first_seen)).toISOString(),
+          lastSeenAt: new Date(String(row.last_seen)).toISOString(),
+        })),
+      )
+      for (const row of result.rows) {
+        const index = identified.indexOf(row.id)
+        expect(row.email).toBe(index >= 0 ? `person${index}@acme.test` : '')
+        expect(row.icp).toBe(icpVisitors.includes(row.id))
+        expect(row.personaMatch).toBe(personaVisitors.includes(row.id))
+        if (index >= 0 && index % 2 === 0) expect(row.company).toMatchObject({ id: 'acme', name: 'ACME' })
+      }
+    },
+  )
+
+  it("a company's visitors: only its hits; a domain finds the same company", async () => {
+    const range = ranges[0]!
+    const [expected] = await store.query<{ n: number; pv: number }>(
+      `SELECT uniqExact(visitor_id) AS n, countIf(type = 'pageview') AS pv FROM page_views
+       WHERE organization_id = {org:UUID} AND company_id = 'globex'`,
+      { org },
+    )
+    const page = { page: 1, limit: 500 }
+    const byId = await visitorStatistics(store, {
+      organizationId: org,
+      range,
+      configs,
+      page,
+      companyId: 'globex',
+    })
+    const byDomain = await visitorStatistics(store, {
+      organizationId: org,
+      range,
+      configs,
+      page,
+      domain: 'GLOBEX.test',
+    })
+    expect(byId.total).toBe(Number(expected!.n))
+    expect(byId.rows.reduce((sum, row) => sum + row.pageViews, 0)).toBe(Number(expected!.pv))
+    expect(byDomain).toEqual(byId)
+  })
+
+  it.each([
+    ['UTC', 'day'],
+    ['Europe/Paris', 'day'],
+    ['America/New_York', 'day'],
+    ['Europe/Paris', 'hour'],
+    ['Asia/Tokyo', 'week'],
+  ] as const)('chart in %s by %s: every bucket, counted as raw hits say', async (timezone, interval) => {
+    const range =
+      interval === 'hour'
+        ? { from: '2026-10-24T12:00:00.000Z', to: '2026-10-26T11:59:59.999Z' }
+        : { from: '2026-10-20T00:00:00.000Z', to: '2026-10-29T23:59:59.999Z' }
+    const points = await visitorsChart(store, { organizationId: org, range, configs, interval, timezone })
+    // Independently: each hit's bucket start from its wall-clock time in the zone.
+    const parts = (at: number) =>
+      Object.fromEntries(
+        new Intl.DateTimeFormat('en-US', {
+          timeZone: timezone,
+          year: 'numeric',
+          month: '2-digit',
+          day: '2-digit',
+          weekday: 'short',
+        })
+          .formatToParts(at)
+          .map((part) => [part.type, part.value]),
+      )
+    const key = (at: number) => {
+      // Hours are UTC hours (in a whole-hour zone they are its hours too, and wall-clock hours
+      // repeat when summer time ends).
+      if (interval === 'hour') return new Date(Math.floor(at / 3_600_000) * 3_600_000).toISOString()
+      const p = parts(at)
+      if (interval === 'day') return `${p.year}-${p.month}-${p.day}`
+      const back = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(p.weekday!)
+      const monday = parts(at - back * 86_400_000) // noon-safe enough: weeks are compared by their Monday's date
+      return `${monday.year}-${monday.month}-${monday.day}`
+    }
+    const window = effectiveRange(range)
+    const expected = new Map<string, Set<string>>()
+    for (const hit of hits) {
+      if (hit.at < Date.parse(window.from) || hit.at > Date.parse(window.to)) continue
+      const bucket = key(hit.at)
+      expected.set(bucket, (expected.get(bucket) ?? new Set()).add(hit.visitor))
+    }
+    const counted = new Map(
+      points.filter((p) => p.count > 0).map((p) => [key(Date.parse(p.timestamp)), p.count]),
+    )
+    expect(counted).toEqual(new Map([...expected].map(([bucket, set]) => [bucket, set.size])))
+    // Every bucket from the first to the last, once, in order, each starting a bucket in the zone.
+    const keys = points.map((p) => key(Date.parse(p.timestamp)))
+    expect(new Set(keys).size).toBe(keys.length)
+    expect(keys[0]).toBe(key(Date.parse(window.from)))
+    expect(keys.at(-1)).toBe(key(Date.parse(window.to)))
+    if (interval === 'day' && timezone === 'Europe/Paris') {
+      // 2026-10-20 00:00 UTC to 2026-10-29 23:59 UTC is 20 October 02:00 to 30 October 00:59 in Paris.
+      expect(points).toHaveLength(11)
+      // The day summer time ends has 25 hours.
+      const lengths = points
+        .slice(1)
+        .map((p, i) => Date.parse(p.timestamp) - Date.parse(points[i]!.timestamp))
+      expect(lengths).toContain(25 * 3_600_000)
+    }
+    if (interval === 'hour') expect(points).toHaveLength(48)
+  })
+
+  it('an organization with nothing in the range: zeros and empty pages, not errors', async () => {
+    const range = { from: '2020-01-01T00:00:00.000Z', to: '2020-01-31T23:59:59.999Z' }
+    const empty = { organizationId: newId(), range, configs: [] as IcpConfigRow[] }
+    expect(await statisticsTotals(store, empty)).toMatchObject({
+      visitors: 0,
+      sessions: 0,
+      avgSessionDurationSeconds: 0,
+    })
+    expect(await companyStatistics(store, { ...empty, page: { page: 1, limit: 25 } })).toEqual({
+      rows: [],
+      total: 0,
+    })
+    expect(await visitorStatistics(store, { ...empty, icpOnly: true, page: { page: 3, limit: 25 } })).toEqual(
+      {
+        rows: [],
+        total: 0,
+      },
+    )
+    const chart = await visitorsChart(store, { ...empty, interval: 'day', timezone: 'UTC' })
+    expect(chart).toHaveLength(31)
+    expect(chart.every((point) => point.count === 0)).toBe(true)
+  })
+})
