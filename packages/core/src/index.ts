@@ -244,3 +244,5 @@ export {
   visitorStatistics,
   visitorsChart,
 } from './analytics/statistics.js'
+export { isTimeZone, startOfDayIn } from './analytics/time-zone.js'
+export { exportCompanyStatistics, exportVisitorStatistics } from './analytics/export.js'

@@ -7,6 +7,7 @@ import { createStore, type Store } from '../store/client.js'
 import type { IcpConfigRow } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { tempDir } from '../testing/temp-dir.js'
+import { exportCompanyStatistics, exportVisitorStatistics } from './export.js'
 import {
   companyStatistics,
   effectiveRange,
@@ -397,6 +398,31 @@ describe('statistics against raw page views', () => {
     }
     if (interval === 'hour') expect(points).toHaveLength(48)
   })
+
+  it.each(audiences)(
+    'downloads, read a few rows at a time, hold the same rows as the pages (%o)',
+    async (audience) => {
+      const range = ranges[0]!
+      const all = { page: 1, limit: 500 }
+      const collect = async <T>(rows: AsyncIterable<T>) => {
+        const list: T[] = []
+        for await (const row of rows) list.push(row)
+        return list
+      }
+      const query = { organizationId: org, range, configs, ...audience }
+      const byId = <T extends { id: string }>(rows: T[]) => [...rows].sort((a, b) => (a.id < b.id ? -1 : 1))
+      const companiesDownload = await collect(exportCompanyStatistics(store, query, 2))
+      expect(companiesDownload).toEqual(byId((await companyStatistics(store, { ...query, page: all })).rows))
+      const visitorsDownload = await collect(exportVisitorStatistics(store, query, 7))
+      const visitorsPage = (await visitorStatistics(store, { ...query, page: all })).rows
+      expect(new Set(visitorsDownload.map((row) => row.id)).size).toBe(visitorsDownload.length)
+      expect(byId(visitorsDownload)).toEqual(byId(visitorsPage))
+      const ofAcme = await collect(exportVisitorStatistics(store, { ...query, companyId: 'acme' }, 3))
+      expect(byId(ofAcme)).toEqual(
+        byId((await visitorStatistics(store, { ...query, page: all, companyId: 'acme' })).rows),
+      )
+    },
+  )
 
   it('an organization with nothing in the range: zeros and empty pages, not errors', async () => {
     const range = { from: '2020-01-01T00:00:00.000Z', to: '2020-01-31T23:59:59.999Z' }

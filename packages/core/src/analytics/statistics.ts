@@ -39,7 +39,7 @@ export interface PageRequest {
 }
 
 /** The rollup rows of the organization in the range, for the audience, as SQL and its parameters. */
-function scope(query: StatisticsQuery, extraWhere = '') {
+export function rollupScope(query: StatisticsQuery, extraWhere = '') {
   const audience = audienceSql(query.configs, query)
   const range = effectiveRange(query.range)
   return {
@@ -70,7 +70,7 @@ export interface Totals {
 
 /** Totals over the range, in one statement. */
 export async function statisticsTotals(store: Store, query: StatisticsQuery): Promise<Totals> {
-  const s = scope(query)
+  const s = rollupScope(query)
   const [row] = await store.query<Record<string, number>>(
     `${s.with}
     SELECT
@@ -139,7 +139,7 @@ export async function visitorsChart(
   store: Store,
   query: StatisticsQuery & { interval: ChartInterval; timezone: string },
 ): Promise<ChartPoint[]> {
-  const s = scope(query)
+  const s = rollupScope(query)
   const bucket = bucketSql[query.interval]
   const first = bucket.replaceAll('hour, ', "toStartOfHour({from:DateTime64(3, 'UTC')}), ")
   const last = bucket.replaceAll('hour, ', "toStartOfHour({to:DateTime64(3, 'UTC')}), ")
@@ -223,7 +223,7 @@ export async function companyStatistics(
   store: Store,
   query: StatisticsQuery & { page: PageRequest; sort?: CompanySortKey; order?: 'asc' | 'desc' },
 ): Promise<{ rows: CompanyStatistics[]; total: number }> {
-  const s = scope(query, " AND company_id != ''")
+  const s = rollupScope(query, " AND company_id != ''")
   const direction = query.order === 'asc' ? 'ASC' : 'DESC'
   const sort = query.sort ?? 'visitors'
   const figures = await store.query<CompanyFigures>(
@@ -275,7 +275,7 @@ export async function companyStatistics(
 }
 
 /** The total when the page asked for is past the end (no row carries it). */
-async function countCompanies(store: Store, s: ReturnType<typeof scope>): Promise<number> {
+async function countCompanies(store: Store, s: ReturnType<typeof rollupScope>): Promise<number> {
   const [row] = await store.query<{ n: number }>(
     `${s.with} SELECT uniqExact(company_id) AS n ${s.from}`,
     s.params,
@@ -343,24 +343,30 @@ interface VisitorDetails {
   scores: [string, string, number, number][]
 }
 
+/** The hits of one company, or of the companies with a domain (imported, or named by DNS). */
+export function visitorCompanyFilter(query: { companyId?: string | undefined; domain?: string | undefined }) {
+  if (query.companyId !== undefined) {
+    return { where: ' AND company_id = {companyId:String}', params: { companyId: query.companyId } }
+  }
+  if (query.domain !== undefined) {
+    const domain = query.domain.trim().toLowerCase()
+    return {
+      where: ` AND (company_id = {dnsCompanyId:String}
+        OR company_id IN (SELECT id FROM companies FINAL WHERE domain = {domain:String}))`,
+      params: { domain, dnsCompanyId: `dns:${domain}` },
+    }
+  }
+  return { where: '', params: {} }
+}
+
 /** Visitors with hits in the range (of one company, or of companies with a domain), last seen first. */
 export async function visitorStatistics(
   store: Store,
   query: VisitorStatisticsQuery,
 ): Promise<{ rows: VisitorStatistics[]; total: number }> {
-  let companyWhere = ''
-  const companyParams: Record<string, unknown> = {}
-  if (query.companyId !== undefined) {
-    companyWhere = ' AND company_id = {companyId:String}'
-    companyParams.companyId = query.companyId
-  } else if (query.domain !== undefined) {
-    companyWhere = ` AND (company_id = {dnsCompanyId:String}
-      OR company_id IN (SELECT id FROM companies FINAL WHERE domain = {domain:String}))`
-    companyParams.domain = query.domain.trim().toLowerCase()
-    companyParams.dnsCompanyId = `dns:${companyParams.domain}`
-  }
-  const s = scope(query, companyWhere)
-  const params = { ...s.params, ...companyParams }
+  const company = visitorCompanyFilter(query)
+  const s = rollupScope(query, company.where)
+  const params = { ...s.params, ...company.params }
   const figures = await store.query<VisitorFigures>(
     `${s.with}
     SELECT toString(visitor_id) AS visitor,

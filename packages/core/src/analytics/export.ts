@@ -1,0 +1,145 @@
+// The rows of a statistics download (GET /companies/download), as an async iterable read a page
+// at a time by key (companies by id, visitors by id), so memory stays flat however many rows the
+// range holds: each page is one statement with its details joined in.
+import type { Store } from '../store/client.js'
+import {
+  type CompanyStatistics,
+  rollupScope,
+  type StatisticsQuery,
+  type VisitorStatistics,
+  visitorCompanyFilter,
+} from './statistics.js'
+
+const defaultPageSize = 50_000
+const iso = (value: string) => new Date(Date.parse(value)).toISOString()
+
+/** Every company of the statistics, by id. */
+export async function* exportCompanyStatistics(
+  store: Store,
+  query: StatisticsQuery,
+  pageSize = defaultPageSize,
+): AsyncGenerator<CompanyStatistics> {
+  const s = rollupScope(query, " AND company_id != '' AND company_id > {after:String}")
+  let after = ''
+  for (;;) {
+    const rows = await store.query<Record<string, string | number>>(
+      `${s.with}
+      SELECT f.*, c.name AS name, c.domain AS domain, c.industry AS industry, c.size AS size,
+        c.employee_size_range AS employee_size_range, c.country AS country, c.logo_url AS logo_url
+      FROM (
+        SELECT company_id,
+          uniqExact(visitor_id) AS visitors,
+          uniqExactIf(visitor_id, visitor_id IN identified) AS identified_visitors,
+          uniqExact(session_id) AS sessions,
+          sum(page_view_count) AS page_views,
+          min(first_hit_at) AS first_seen,
+          max(last_hit_at) AS last_seen,
+          sum(engaged_ms_sum) AS engaged_ms,
+          uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors
+        ${s.from}
+        GROUP BY company_id ORDER BY company_id LIMIT {pageSize:UInt32}
+      ) AS f
+      LEFT JOIN (
+        SELECT id, name, domain, industry, size, employee_size_range, country, logo_url FROM companies FINAL
+      ) AS c ON c.id = f.company_id
+      ORDER BY f.company_id`,
+      { ...s.params, after, pageSize },
+    )
+    for (const row of rows) {
+      yield {
+        id: String(row.company_id),
+        name: String(row.name || row.company_id),
+        domain: String(row.domain ?? ''),
+        industry: String(row.industry ?? ''),
+        size: String(row.size ?? ''),
+        employeeSizeRange: String(row.employee_size_range ?? ''),
+        country: String(row.country ?? ''),
+        logoUrl: String(row.logo_url ?? ''),
+        visitors: Number(row.visitors),
+        identifiedVisitors: Number(row.identified_visitors),
+        sessions: Number(row.sessions),
+        pageViews: Number(row.page_views),
+        firstSeenAt: iso(String(row.first_seen)),
+        lastSeenAt: iso(String(row.last_seen)),
+        engagedSeconds: Math.round(Number(row.engaged_ms) / 1000),
+        icpMatch: Number(row.icp_visitors) > 0,
+      }
+    }
+    if (rows.length < pageSize) return
+    after = String(rows.at(-1)!.company_id)
+  }
+}
+
+/** Every visitor of the statistics (of one company, or of companies with a domain), by id. */
+export async function* exportVisitorStatistics(
+  store: Store,
+  query: StatisticsQuery & { companyId?: string | undefined; domain?: string | undefined },
+  pageSize = defaultPageSize,
+): AsyncGenerator<VisitorStatistics> {
+  const company = visitorCompanyFilter(query)
+  const s = rollupScope(query, `${company.where} AND visitor_id > {after:UUID}`)
+  const active = query.configs.filter((config) => config.is_active)
+  let after = '00000000-0000-0000-0000-000000000000'
+  for (;;) {
+    const rows = await store.query<Record<string, string | number | null>>(
+      `${s.with}
+      SELECT toString(f.visitor_id) AS visitor, f.sessions AS sessions, f.page_views AS page_views,
+        f.first_seen AS first_seen, f.last_seen AS last_seen,
+        v.email AS email, v.first_name AS first_name, v.last_name AS last_name, v.job_title AS job_title,
+        v.identified_at AS identified_at,
+        if(v.company_id != '', v.company_id, f.hit_company_id) AS company_id,
+        c.name AS company_name, c.domain AS company_domain,
+        s.icp AS icp, s.persona AS persona
+      FROM (
+        SELECT visitor_id,
+          uniqExact(session_id) AS sessions,
+          sum(page_view_count) AS page_views,
+          min(first_hit_at) AS first_seen,
+          max(last_hit_at) AS last_seen,
+          argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
+        ${s.from}
+        GROUP BY visitor_id ORDER BY visitor_id LIMIT {pageSize:UInt32}
+      ) AS f
+      LEFT JOIN (
+        SELECT id, email, first_name, last_name, job_title, company_id, identified_at
+        FROM visitors FINAL WHERE organization_id = {organizationId:UUID}
+      ) AS v ON v.id = f.visitor_id
+      LEFT JOIN (SELECT id, name, domain FROM companies FINAL) AS c
+        ON c.id = if(v.company_id != '', v.company_id, f.hit_company_id)
+      LEFT JOIN (
+        SELECT visitor_id, max(matched) AS icp, max(persona AND config_id IN {personaConfigIds:Array(String)}) AS persona
+        FROM icp_scores FINAL
+        WHERE organization_id = {organizationId:UUID} AND config_id IN {icpConfigIds:Array(String)}
+        GROUP BY visitor_id
+      ) AS s ON s.visitor_id = f.visitor_id
+      ORDER BY f.visitor_id`,
+      { ...s.params, ...company.params, after, pageSize, icpConfigIds: active.map((config) => config.id) },
+    )
+    for (const row of rows) {
+      const companyId = String(row.company_id ?? '')
+      yield {
+        id: String(row.visitor),
+        email: String(row.email ?? ''),
+        firstName: String(row.first_name ?? ''),
+        lastName: String(row.last_name ?? ''),
+        jobTitle: String(row.job_title ?? ''),
+        company: companyId
+          ? {
+              id: companyId,
+              name: String(row.company_name || companyId),
+              domain: String(row.company_domain ?? ''),
+            }
+          : null,
+        sessions: Number(row.sessions),
+        pageViews: Number(row.page_views),
+        firstSeenAt: iso(String(row.first_seen)),
+        lastSeenAt: iso(String(row.last_seen)),
+        identifiedAt: row.identified_at ? iso(String(row.identified_at)) : null,
+        icp: Number(row.icp) === 1,
+        personaMatch: Number(row.persona) === 1,
+      }
+    }
+    if (rows.length < pageSize) return
+    after = String(rows.at(-1)!.visitor)
+  }
+}
