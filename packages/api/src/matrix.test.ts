@@ -2,7 +2,7 @@
 // here without anyone writing a line, and a route cannot be registered outside the table (see
 // openapi.test.ts).
 import { createPartner, createPartnerKey, revokeApiKey, revokePartnerKey, type Scope } from '@visitor-id/core'
-import type { InjectOptions } from 'fastify'
+import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildOpenApiDocument } from './openapi.js'
 import type { Route } from './route-definition.js'
@@ -66,10 +66,20 @@ afterAll(async () => {
   await h?.stop()
 })
 
-/** The route's example request against fresh fixtures, so destructive routes can run every time. */
-async function exampleRequest(route: Route): Promise<InjectOptions> {
+/** Tenancies that take the organization from the request (path or query): others' ids are 404. */
+const addressingTenancies: readonly Route['tenancy'][] = [
+  'organization-param',
+  'organization-query',
+  'partner-organization-param',
+]
+
+/**
+ * The route's example request against fresh fixtures, so destructive routes can run every time; for
+ * the organization it addresses, the bootstrap one unless told.
+ */
+async function exampleRequest(route: Route, organizationId = h.boot.organizationId): Promise<InjectOptions> {
   const example = route.example({
-    organizationId: h.boot.organizationId,
+    organizationId,
     memberUserId: await h.addMember(h.boot.organizationId),
     visitorId,
     keyId: (await h.createKey(h.boot.organizationId, ['read'])).id,
@@ -84,6 +94,11 @@ async function exampleRequest(route: Route): Promise<InjectOptions> {
   for (const [name, value] of Object.entries(example.params ?? {}))
     url = url.replace(`{${name}}`, encodeURIComponent(value))
   expect(url, `${route.operationId}: the example fills every path parameter`).not.toMatch(/[{}]/)
+  if (route.tenancy === 'organization-query') {
+    expect(example.query?.organizationId, `${route.operationId}: the example's organizationId query`).toBe(
+      organizationId,
+    )
+  }
   const query = new URLSearchParams(example.query ?? {}).toString()
   return {
     method: route.method,
@@ -92,10 +107,20 @@ async function exampleRequest(route: Route): Promise<InjectOptions> {
   }
 }
 
-/** Sends the request with exactly these key headers. */
-async function send(route: Route, headers: Record<string, string>) {
-  const request = await exampleRequest(route)
+/** Sends the request with exactly these key headers (and the example's organization, or this one). */
+async function send(route: Route, headers: Record<string, string>, organizationId?: string) {
+  const request = await exampleRequest(route, organizationId)
   return h.server.app.inject({ ...request, headers: { ...(request.headers as object), ...headers } })
+}
+
+/** A CSV route's reply: an attachment with a header row, documented as text/csv. */
+function expectCsvDownload(route: Route, response: LightMyRequestResponse) {
+  expect(response.statusCode, `${route.operationId}: ${response.body.slice(0, 300)}`).toBe(200)
+  expect(response.headers['content-type']).toBe('text/csv; charset=utf-8')
+  expect(response.headers['content-disposition']).toMatch(/^attachment; filename="[A-Za-z0-9._-]+"$/)
+  expect(response.body).toMatch(/^[^\r\n]+\r\n/)
+  const operation = document.paths[`/api/v1${route.path}`]?.[route.method.toLowerCase()]
+  expect(Object.keys(operation?.responses['200']?.content ?? {})).toEqual(['text/csv'])
 }
 
 const header = (route: Route) => (route.auth === 'organization' ? 'x-api-key' : 'x-partner-api-key')
@@ -163,7 +188,7 @@ describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as 
     it("another tenant's key: 404, or only its own data", async () => {
       const other = route.auth === 'organization' ? keys.otherTenant : keys.otherPartner
       const response = await send(route, { [header(route)]: other })
-      if (route.tenancy === 'organization-param' || route.tenancy === 'partner-organization-param') {
+      if (addressingTenancies.includes(route.tenancy)) {
         expect(response.statusCode).toBe(404)
         expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
       } else {
@@ -172,9 +197,23 @@ describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as 
       }
     })
 
+    it.runIf(addressingTenancies.includes(route.tenancy))(
+      "another tenant's organization id (path or query), with the right key: 404",
+      async () => {
+        const response = await send(
+          route,
+          { [header(route)]: rightKey(route) },
+          keys.otherTenantOrganizationId,
+        )
+        expect(response.statusCode).toBe(404)
+        expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
+      },
+    )
+
     it('the right key: the documented status and body, with rate-limit headers', async () => {
       const response = await send(route, { [header(route)]: rightKey(route) })
-      expectDocumented(route, response, document, ajv)
+      if (route.response.contentType === 'text/csv') expectCsvDownload(route, response)
+      else expectDocumented(route, response, document, ajv)
       expect(Number(response.headers['x-ratelimit-limit'])).toBe(1000)
       expect(Number(response.headers['x-ratelimit-remaining'])).toBeLessThan(1000)
       expect(Number(response.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000)

@@ -126,9 +126,7 @@ export function routeErrorCodes(route: Route): ErrorCode[] {
   // The router refuses a path parameter over 100 characters before any hook runs.
   if (route.params) codes.push('uri_too_long')
   if (route.body) codes.push('invalid_json', 'payload_too_large', 'unsupported_media_type')
-  if (route.tenancy === 'organization-param' || route.tenancy === 'partner-organization-param') {
-    codes.push('resource_not_found')
-  }
+  if (route.tenancy !== 'caller' && route.tenancy !== 'none') codes.push('resource_not_found')
   codes.push(...route.errors)
   return [...new Set(codes)]
 }
@@ -168,6 +166,24 @@ const placeholderIds = {
   partnerIcpConfigSlug: 'enterprise-us',
 }
 
+/** JSON shaped by the response schema, nothing (204), or a CSV download (a string). */
+function successResponse(route: Route, limitHeaders: OpenApiResponse['headers']): OpenApiResponse {
+  const { description, schema, status, contentType } = route.response
+  if (contentType === 'text/csv') {
+    return {
+      description,
+      headers: { ...limitHeaders, 'Content-Disposition': header('`attachment; filename="<name>.csv"`') },
+      content: { 'text/csv': { schema: { type: 'string' } } },
+    }
+  }
+  if (status === 204) return { description, headers: limitHeaders }
+  return {
+    description,
+    headers: limitHeaders,
+    content: { 'application/json': { schema: jsonSchema(schema, 'output') } },
+  }
+}
+
 function routeOperation(route: Route, limit: number): OpenApiOperation {
   const example = route.example(placeholderIds)
   const limitHeaders = rateLimitHeaders(limit)
@@ -196,13 +212,7 @@ function routeOperation(route: Route, limit: number): OpenApiOperation {
         }
       : {}),
     responses: {
-      [String(route.response.status)]: {
-        description: route.response.description,
-        headers: limitHeaders,
-        ...(route.response.status === 204
-          ? {}
-          : { content: { 'application/json': { schema: jsonSchema(route.response.schema, 'output') } } }),
-      },
+      [String(route.response.status)]: successResponse(route, limitHeaders),
       ...errorResponses(routeErrorCodes(route), (status) => {
         if (status === 401) return undefined
         if (status === 429) return { ...limitHeaders, 'Retry-After': header('Seconds to wait') }

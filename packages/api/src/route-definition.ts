@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream'
 import type {
   Config,
   Coordination,
@@ -11,7 +12,7 @@ import type {
   Store,
 } from '@visitor-id/core'
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
-import type { z } from 'zod'
+import { z } from 'zod'
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
@@ -22,13 +23,21 @@ export type AuthKind = 'organization' | 'partner'
  * Which organization a route acts on, resolved before its handler runs:
  * - `organization-param`: the `{organizationId}` path parameter, if the organization key may
  *   address it (else 404);
+ * - `organization-query`: the same, from the `organizationId` query parameter (endpoints such as
+ *   `GET /companies?organizationId=...`); read from the raw query before validation, so a missing,
+ *   repeated or malformed id is 404 as well;
  * - `partner-organization-param` (partner routes only): the `{organizationId}` path parameter, if
  *   the key's partner manages it: an organization of the partner, or a sub-organization of one of
  *   its agencies (else 404, malformed ids included);
  * - `caller`: the organization key's own organization;
  * - `none`: no organization (partner routes that act on the partner, the ping).
  */
-export type Tenancy = 'organization-param' | 'partner-organization-param' | 'caller' | 'none'
+export type Tenancy =
+  | 'organization-param'
+  | 'organization-query'
+  | 'partner-organization-param'
+  | 'caller'
+  | 'none'
 
 /** What every handler may use; built once by the plugin. */
 export interface ApiServices {
@@ -75,6 +84,26 @@ export interface RouteExample {
 
 type Output<S> = S extends z.ZodType ? z.output<S> : undefined
 
+/** What the handler of a CSV route returns: the download's file name and its text, streamed. */
+export interface CsvReply {
+  /** Sent in `Content-Disposition`, reduced to `[A-Za-z0-9._-]`. */
+  filename: string
+  /** CSV text, usually from `encodeCsv` (src/csv.ts). */
+  body: Readable
+}
+
+/** The handler result of a CSV route, checked by the frame; declare the response with `csvResponse`. */
+export const csvReply = z.object({ filename: z.string(), body: z.instanceof(Readable) })
+
+/**
+ * The success of a route that streams a CSV download (`text/csv; charset=utf-8`, as an attachment):
+ * its handler returns a `CsvReply`, sent as is, without JSON shaping.
+ * @example response: csvResponse('The companies, one per line')
+ */
+export function csvResponse(description: string) {
+  return { status: 200, description, contentType: 'text/csv', schema: csvReply } as const
+}
+
 /**
  * One route, declared once: everything the auth, scope and tenancy hooks, the OpenAPI document and
  * the tenant/scope matrix test need comes from here.
@@ -100,8 +129,11 @@ export interface RouteDefinition<
   body?: B
   /** Largest accepted body in bytes (default 64 KB). */
   bodyLimit?: number
-  /** What success answers; a 204 has no body (its schema is `z.undefined()`). */
-  response: { status: 200 | 201 | 202 | 204; description: string; schema: R }
+  /**
+   * What success answers: JSON shaped by `schema`; a 204 has no body (its schema is `z.undefined()`);
+   * `contentType: 'text/csv'` (see `csvResponse`) a streamed CSV download.
+   */
+  response: { status: 200 | 201 | 202 | 204; description: string; schema: R; contentType?: 'text/csv' }
   /** Error codes specific to this route; authentication, scope, rate limit and 500 are implied. */
   errors: readonly ErrorCode[]
   example(ids: ExampleIds): RouteExample

@@ -1,0 +1,62 @@
+// Probe routes through registerRoutes, the way the plugin registers the table, on a harness's store:
+// for frame features no route of the table uses yet.
+import {
+  createKeyAuthenticator,
+  createKeyUsageRecorder,
+  createMemoryCoordination,
+  loadConfig,
+  toErrorBody,
+} from '@visitor-id/core'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { registerRoutes } from '../register-routes.js'
+import type { ApiServices, Route } from '../route-definition.js'
+import type { Harness } from './harness.js'
+
+export interface ProbeApp {
+  /** Serves the probe routes under /api/v1. */
+  app: FastifyInstance
+  /** Registers routes on a scratch instance: throws as registerRoutes does for a bad declaration. */
+  register(routes: Route[]): Promise<void>
+  close(): Promise<void>
+}
+
+/** An app serving `routes` with the harness's store and keys, errors rendered as the server does. */
+export async function startProbeApp(h: Harness, routes: Route[]): Promise<ProbeApp> {
+  const coordination = createMemoryCoordination()
+  const usage = createKeyUsageRecorder({ store: h.store, onError: () => {} })
+  const app = Fastify()
+  app.setErrorHandler((error, _request, reply) => {
+    const body = toErrorBody(error)
+    return reply.code(body.statusCode).send(body)
+  })
+  const services: ApiServices = {
+    config: loadConfig({ DATA_DIR: '/nonexistent' }),
+    store: h.store,
+    repos: h.repos,
+    coordination,
+    keys: createKeyAuthenticator({ repos: h.repos }),
+    usage,
+    log: app.log,
+  }
+  const limiter = coordination.createRateLimiter({ limit: 1000, windowMs: 60_000 })
+  await app.register(async (scope) => registerRoutes(scope, routes, services, { limiter, limit: 1000 }), {
+    prefix: '/api/v1',
+  })
+  await app.ready()
+  return {
+    app,
+    async register(more) {
+      const scratch = Fastify()
+      try {
+        registerRoutes(scratch, more, services, { limiter, limit: 1000 })
+      } finally {
+        await scratch.close()
+      }
+    },
+    async close() {
+      await app.close()
+      await usage.close()
+      await coordination.close()
+    },
+  }
+}
