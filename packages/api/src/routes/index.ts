@@ -1,5 +1,6 @@
 import type { Route } from '../route-definition.js'
 import { apiKeyRoutes } from './api-keys.js'
+import { companyRoutes } from './companies.js'
 import { icpConfigRoutes } from './icp-configs.js'
 import { organizationRoutes } from './organizations.js'
 import { partnerRoutes } from './partner.js'
@@ -16,4 +17,5 @@ export const routes: readonly Route[] = [
   ...partnerRoutes,
   ...icpConfigRoutes,
   ...partnerIcpConfigRoutes,
+  ...companyRoutes,
 ]

@@ -73,7 +73,7 @@ export function pageOf<T>(data: T[], page: { page: number; limit: number }, tota
 const datePattern = /^\d{4}-\d{2}-\d{2}$/
 
 /** A real calendar date (2026-02-31 is not) or an ISO 8601 date-time with a zone. */
-function isRangeBound(value: string): boolean {
+export function isRangeBound(value: string): boolean {
   if (datePattern.test(value)) {
     const time = Date.parse(value)
     return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === value
