@@ -1,72 +1,39 @@
 // The rows of a statistics download (GET /companies/download), as an async iterable read a page
 // at a time by key (companies by id, visitors by id), so memory stays flat however many rows the
-// range holds: each page is one statement with its details joined in.
+// range holds (companies: a page of ids, then their figures, as the list reads them; visitors: one
+// statement per page with the details joined in).
 import type { Store } from '../store/client.js'
 import {
   type CompanyStatistics,
+  companyFiguresOf,
   rollupScope,
   type StatisticsQuery,
   type VisitorStatistics,
   visitorCompanyFilter,
 } from './statistics.js'
 
-const defaultPageSize = 50_000
 const iso = (value: string) => new Date(Date.parse(value)).toISOString()
 
-/** Every company of the statistics, by id. */
+/** Every company of the statistics, by id: a page of ids, then their figures (as the list reads them). */
 export async function* exportCompanyStatistics(
   store: Store,
   query: StatisticsQuery,
-  pageSize = defaultPageSize,
+  pageSize = 5_000,
 ): AsyncGenerator<CompanyStatistics> {
   const s = rollupScope(query, " AND company_id != '' AND company_id > {after:String}")
   let after = ''
   for (;;) {
-    const rows = await store.query<Record<string, string | number>>(
-      `${s.with}
-      SELECT f.*, c.name AS name, c.domain AS domain, c.industry AS industry, c.size AS size,
-        c.employee_size_range AS employee_size_range, c.country AS country, c.logo_url AS logo_url
-      FROM (
-        SELECT company_id,
-          uniqExact(visitor_id) AS visitors,
-          uniqExactIf(visitor_id, visitor_id IN identified) AS identified_visitors,
-          uniqExact(session_id) AS sessions,
-          sum(page_view_count) AS page_views,
-          min(first_hit_at) AS first_seen,
-          max(last_hit_at) AS last_seen,
-          sum(engaged_ms_sum) AS engaged_ms,
-          uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors
-        ${s.from}
-        GROUP BY company_id ORDER BY company_id LIMIT {pageSize:UInt32}
-      ) AS f
-      LEFT JOIN (
-        SELECT id, name, domain, industry, size, employee_size_range, country, logo_url FROM companies FINAL
-      ) AS c ON c.id = f.company_id
-      ORDER BY f.company_id`,
-      { ...s.params, after, pageSize },
-    )
-    for (const row of rows) {
-      yield {
-        id: String(row.company_id),
-        name: String(row.name || row.company_id),
-        domain: String(row.domain ?? ''),
-        industry: String(row.industry ?? ''),
-        size: String(row.size ?? ''),
-        employeeSizeRange: String(row.employee_size_range ?? ''),
-        country: String(row.country ?? ''),
-        logoUrl: String(row.logo_url ?? ''),
-        visitors: Number(row.visitors),
-        identifiedVisitors: Number(row.identified_visitors),
-        sessions: Number(row.sessions),
-        pageViews: Number(row.page_views),
-        firstSeenAt: iso(String(row.first_seen)),
-        lastSeenAt: iso(String(row.last_seen)),
-        engagedSeconds: Math.round(Number(row.engaged_ms) / 1000),
-        icpMatch: Number(row.icp_visitors) > 0,
-      }
-    }
-    if (rows.length < pageSize) return
-    after = String(rows.at(-1)!.company_id)
+    const ids = (
+      await store.query<{ company_id: string }>(
+        `${s.with} SELECT DISTINCT company_id ${s.from} ORDER BY company_id LIMIT {pageSize:UInt32}`,
+        { ...s.params, after, pageSize },
+      )
+    ).map((row) => row.company_id)
+    const rows = await companyFiguresOf(store, query, ids)
+    rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    yield* rows
+    if (ids.length < pageSize) return
+    after = ids.at(-1)!
   }
 }
 
@@ -74,7 +41,7 @@ export async function* exportCompanyStatistics(
 export async function* exportVisitorStatistics(
   store: Store,
   query: StatisticsQuery & { companyId?: string | undefined; domain?: string | undefined },
-  pageSize = defaultPageSize,
+  pageSize = 50_000,
 ): AsyncGenerator<VisitorStatistics> {
   const company = visitorCompanyFilter(query)
   const s = rollupScope(query, `${company.where} AND visitor_id > {after:UUID}`)

@@ -173,14 +173,14 @@ export const companySortKeys = [
   'engagedSeconds',
 ] as const
 export type CompanySortKey = (typeof companySortKeys)[number]
-const companySortSql: Record<CompanySortKey, string> = {
-  visitors: 'visitors',
-  identifiedVisitors: 'identified_visitors',
-  sessions: 'sessions',
-  pageViews: 'page_views',
-  firstSeenAt: 'first_seen',
-  lastSeenAt: 'last_seen',
-  engagedSeconds: 'engaged_ms',
+const companySortFigure: Record<CompanySortKey, string> = {
+  visitors: 'uniqExact(visitor_id)',
+  identifiedVisitors: 'uniqExactIf(visitor_id, visitor_id IN identified)',
+  sessions: 'uniqExact(session_id)',
+  pageViews: 'sum(page_view_count)',
+  firstSeenAt: 'min(first_hit_at)',
+  lastSeenAt: 'max(last_hit_at)',
+  engagedSeconds: 'sum(engaged_ms_sum)',
 }
 
 export interface CompanyStatistics {
@@ -212,7 +212,6 @@ interface CompanyFigures {
   last_seen: string
   engaged_ms: number
   icp_visitors: number
-  total: number
 }
 
 /**
@@ -226,51 +225,78 @@ export async function companyStatistics(
   const s = rollupScope(query, " AND company_id != ''")
   const direction = query.order === 'asc' ? 'ASC' : 'DESC'
   const sort = query.sort ?? 'visitors'
-  const figures = await store.query<CompanyFigures>(
+  // The page first, computing only the figure it is sorted by (every company of the range is
+  // aggregated here), then every figure for the companies of the page alone.
+  const page = await store.query<{ company_id: string; total: number }>(
     `${s.with}
-    SELECT company_id,
-      uniqExact(visitor_id) AS visitors,
-      uniqExactIf(visitor_id, visitor_id IN identified) AS identified_visitors,
-      uniqExact(session_id) AS sessions,
-      sum(page_view_count) AS page_views,
-      min(first_hit_at) AS first_seen,
-      max(last_hit_at) AS last_seen,
-      sum(engaged_ms_sum) AS engaged_ms,
-      uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors,
+    SELECT company_id, ${companySortFigure[sort]} AS sort_value, max(last_hit_at) AS last_seen,
       count() OVER () AS total
     ${s.from}
     GROUP BY company_id
-    ORDER BY ${companySortSql[sort]} ${direction}, last_seen DESC, company_id
+    ORDER BY sort_value ${direction}, last_seen DESC, company_id
     LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
     { ...s.params, limit: query.page.limit, offset: (query.page.page - 1) * query.page.limit },
   )
-  const profiles = await companyProfiles(
-    store,
-    figures.map((row) => row.company_id),
+  const total = Number(page[0]?.total ?? (await countCompanies(store, s)))
+  const ids = page.map((row) => row.company_id)
+  const rows = await companyFiguresOf(store, query, ids)
+  const byId = new Map(rows.map((row) => [row.id, row]))
+  return { total, rows: ids.map((id) => byId.get(id)).filter((row) => row !== undefined) }
+}
+
+/** Every figure of some companies, with their profile fields, in one statement. */
+export async function companyFiguresOf(
+  store: Store,
+  query: StatisticsQuery,
+  ids: readonly string[],
+): Promise<CompanyStatistics[]> {
+  if (ids.length === 0) return []
+  const s = rollupScope(query, ' AND company_id IN {companyIds:Array(String)}')
+  const rows = await store.query<CompanyFigures & Omit<CompanyProfile, 'id'>>(
+    `${s.with}
+    SELECT f.*, c.name AS name, c.domain AS domain, c.industry AS industry, c.size AS size,
+      c.employee_size_range AS employee_size_range, c.country AS country, c.logo_url AS logo_url
+    FROM (
+      SELECT company_id,
+        uniqExact(visitor_id) AS visitors,
+        uniqExactIf(visitor_id, visitor_id IN identified) AS identified_visitors,
+        uniqExact(session_id) AS sessions,
+        sum(page_view_count) AS page_views,
+        min(first_hit_at) AS first_seen,
+        max(last_hit_at) AS last_seen,
+        sum(engaged_ms_sum) AS engaged_ms,
+        uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors
+      ${s.from}
+      GROUP BY company_id
+    ) AS f
+    LEFT JOIN (
+      SELECT id, name, domain, industry, size, employee_size_range, country, logo_url
+      FROM companies FINAL WHERE id IN {companyIds:Array(String)}
+    ) AS c ON c.id = f.company_id`,
+    { ...s.params, companyIds: ids },
   )
+  return rows.map(companyStatisticsOf)
+}
+
+/** A row of company figures joined to the company's profile, as the API shows it. */
+function companyStatisticsOf(row: CompanyFigures & Partial<Omit<CompanyProfile, 'id'>>): CompanyStatistics {
   return {
-    total: Number(figures[0]?.total ?? (await countCompanies(store, s))),
-    rows: figures.map((row) => {
-      const profile = profiles.get(row.company_id)
-      return {
-        id: row.company_id,
-        name: profile?.name || row.company_id,
-        domain: profile?.domain ?? '',
-        industry: profile?.industry ?? '',
-        size: profile?.size ?? '',
-        employeeSizeRange: profile?.employee_size_range ?? '',
-        country: profile?.country ?? '',
-        logoUrl: profile?.logo_url ?? '',
-        visitors: Number(row.visitors),
-        identifiedVisitors: Number(row.identified_visitors),
-        sessions: Number(row.sessions),
-        pageViews: Number(row.page_views),
-        firstSeenAt: iso(row.first_seen),
-        lastSeenAt: iso(row.last_seen),
-        engagedSeconds: Math.round(Number(row.engaged_ms) / 1000),
-        icpMatch: Number(row.icp_visitors) > 0,
-      }
-    }),
+    id: row.company_id,
+    name: row.name || row.company_id,
+    domain: row.domain ?? '',
+    industry: row.industry ?? '',
+    size: row.size ?? '',
+    employeeSizeRange: row.employee_size_range ?? '',
+    country: row.country ?? '',
+    logoUrl: row.logo_url ?? '',
+    visitors: Number(row.visitors),
+    identifiedVisitors: Number(row.identified_visitors),
+    sessions: Number(row.sessions),
+    pageViews: Number(row.page_views),
+    firstSeenAt: iso(row.first_seen),
+    lastSeenAt: iso(row.last_seen),
+    engagedSeconds: Math.round(Number(row.engaged_ms) / 1000),
+    icpMatch: Number(row.icp_visitors) > 0,
   }
 }
 
@@ -335,7 +361,6 @@ interface VisitorFigures {
   first_seen: string
   last_seen: string
   hit_company_id: string
-  total: number
 }
 
 interface VisitorDetails {
@@ -367,15 +392,11 @@ export async function visitorStatistics(
   const company = visitorCompanyFilter(query)
   const s = rollupScope(query, company.where)
   const params = { ...s.params, ...company.params }
-  const figures = await store.query<VisitorFigures>(
+  // The page first (every visitor of the range is aggregated, by last seen alone), then every
+  // figure for the visitors of the page.
+  const page = await store.query<{ visitor: string; total: number }>(
     `${s.with}
-    SELECT toString(visitor_id) AS visitor,
-      uniqExact(session_id) AS sessions,
-      sum(page_view_count) AS page_views,
-      min(first_hit_at) AS first_seen,
-      max(last_hit_at) AS last_seen,
-      argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id,
-      count() OVER () AS total
+    SELECT toString(visitor_id) AS visitor, max(last_hit_at) AS last_seen, count() OVER () AS total
     ${s.from}
     GROUP BY visitor_id
     ORDER BY last_seen DESC, visitor_id
@@ -383,14 +404,30 @@ export async function visitorStatistics(
     { ...params, limit: query.page.limit, offset: (query.page.page - 1) * query.page.limit },
   )
   const total =
-    figures.length > 0
-      ? Number(figures[0]!.total)
+    page.length > 0
+      ? Number(page[0]!.total)
       : Number(
           (
             await store.query<{ n: number }>(`${s.with} SELECT uniqExact(visitor_id) AS n ${s.from}`, params)
           )[0]?.n ?? 0,
         )
-  return { total, rows: await withVisitorDetails(store, query, figures) }
+  if (page.length === 0) return { total, rows: [] }
+  const ids = page.map((row) => row.visitor)
+  const figures = await store.query<VisitorFigures>(
+    `${s.with}
+    SELECT toString(visitor_id) AS visitor,
+      uniqExact(session_id) AS sessions,
+      sum(page_view_count) AS page_views,
+      min(first_hit_at) AS first_seen,
+      max(last_hit_at) AS last_seen,
+      argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
+    ${s.from} AND visitor_id IN {pageIds:Array(UUID)}
+    GROUP BY visitor_id`,
+    { ...params, pageIds: ids },
+  )
+  const byId = new Map(figures.map((row) => [row.visitor, row]))
+  const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined)
+  return { total, rows: await withVisitorDetails(store, query, ordered) }
 }
 
 /** Contacts, companies and ICP results of a page of visitors, in one statement. */
