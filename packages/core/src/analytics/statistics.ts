@@ -413,17 +413,23 @@ export async function visitorStatistics(
         )
   if (page.length === 0) return { total, rows: [] }
   const ids = page.map((row) => row.visitor)
+  // A visitor of the page is in the audience with every hit: the figures need no audience filter
+  // (whose subqueries would run a second time).
+  const everyone = rollupScope(
+    { ...query, icpOnly: false, personaOnly: false, icpSlug: undefined },
+    company.where,
+  )
   const figures = await store.query<VisitorFigures>(
-    `${s.with}
+    `${everyone.with}
     SELECT toString(visitor_id) AS visitor,
       uniqExact(session_id) AS sessions,
       sum(page_view_count) AS page_views,
       min(first_hit_at) AS first_seen,
       max(last_hit_at) AS last_seen,
       argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
-    ${s.from} AND visitor_id IN {pageIds:Array(UUID)}
+    ${everyone.from} AND visitor_id IN {pageIds:Array(UUID)}
     GROUP BY visitor_id`,
-    { ...params, pageIds: ids },
+    { ...everyone.params, ...company.params, pageIds: ids },
   )
   const byId = new Map(figures.map((row) => [row.visitor, row]))
   const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined)
