@@ -7,6 +7,7 @@ import type { Store } from '@visitor-id/core'
 import type { BatchSink } from './batch-writer.js'
 import type { IngestMetrics } from './metrics.js'
 import { type PageViewRow, pageViewColumns, toColumnValues } from './page-view-row.js'
+import { createPause } from './pause.js'
 import type { Spool, SpoolEntry } from './spool.js'
 
 export interface LogLike {
@@ -61,7 +62,6 @@ export function createDurableSink(options: DurableSinkOptions): DurableSink {
   let degraded = false
   let stopped = false
   let running: Promise<void> | undefined
-  let wake: (() => void) | undefined
 
   const write = async (token: string, rows: PageViewRow[]) => {
     // Arrays in column order (JSONCompactEachRow): the key names would be half the bytes.
@@ -71,14 +71,7 @@ export function createDurableSink(options: DurableSinkOptions): DurableSink {
     if (options.afterWrite) await options.afterWrite(rows)
   }
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms)
-      wake = () => {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
+  const { pause, wake } = createPause()
 
   const replay = async () => {
     let delay = retryMin
@@ -156,7 +149,7 @@ export function createDurableSink(options: DurableSinkOptions): DurableSink {
     start: kick,
     async stop() {
       stopped = true
-      wake?.()
+      wake()
       await running
     },
     async drained() {

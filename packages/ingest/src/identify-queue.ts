@@ -12,6 +12,7 @@
 // views do.
 import type { IdentifyHit } from '@visitor-id/core'
 import type { LogLike } from './durable-sink.js'
+import { createPause } from './pause.js'
 import type { Spool } from './spool.js'
 
 export interface IdentifyQueueOptions {
@@ -59,16 +60,8 @@ export function createIdentifyQueue(options: IdentifyQueueOptions): IdentifyQueu
   let log = options.log ?? silent
   let stopped = false
   let running: Promise<void> | undefined
-  let wake: (() => void) | undefined
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms)
-      wake = () => {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
+  const { pause, wake } = createPause()
 
   /** Everything waiting, up to `maxRows` hits (whole queue entries). */
   const take = async () => {
@@ -148,7 +141,7 @@ export function createIdentifyQueue(options: IdentifyQueueOptions): IdentifyQueu
     },
     async stop() {
       stopped = true
-      wake?.()
+      wake()
       await running
       // Hits queued while nothing ran: one more look, without waiting.
       if (spool.pendingBytes > 0) await run()

@@ -7,8 +7,9 @@
 // session or a company counts in a range when it has hits in it; page views, engaged time and
 // session durations are those of the hits in the range.
 import { appError } from '../errors.js'
+import type { VisitorCompany } from '../services/visitors.js'
 import type { Store } from '../store/client.js'
-import type { IcpConfigRow } from '../store/entities.js'
+import type { CompanyRow, IcpConfigRow } from '../store/entities.js'
 import { type AudienceFilter, audienceSql } from './audience.js'
 
 const hourMs = 3_600_000
@@ -183,15 +184,11 @@ const companySortFigure: Record<CompanySortKey, string> = {
   engagedSeconds: 'sum(engaged_ms_sum)',
 }
 
-export interface CompanyStatistics {
-  id: string
-  name: string
-  domain: string
-  industry: string
-  size: string
-  employeeSizeRange: string
-  country: string
-  logoUrl: string
+export interface CompanyStatistics
+  extends Pick<
+    VisitorCompany,
+    'id' | 'name' | 'domain' | 'industry' | 'size' | 'employeeSizeRange' | 'country' | 'logoUrl'
+  > {
   visitors: number
   identifiedVisitors: number
   sessions: number
@@ -309,16 +306,11 @@ async function countCompanies(store: Store, s: ReturnType<typeof rollupScope>): 
   return Number(row?.n ?? 0)
 }
 
-interface CompanyProfile {
-  id: string
-  name: string
-  domain: string
-  industry: string
-  size: string
-  employee_size_range: string
-  country: string
-  logo_url: string
-}
+/** The company fields a statistics row shows. */
+type CompanyProfile = Pick<
+  CompanyRow,
+  'id' | 'name' | 'domain' | 'industry' | 'size' | 'employee_size_range' | 'country' | 'logo_url'
+>
 
 async function companyProfiles(store: Store, ids: readonly string[]): Promise<Map<string, CompanyProfile>> {
   if (ids.length === 0) return new Map()
