@@ -1,3 +1,25 @@
+export { type AudienceFilter, audienceSql } from './analytics/audience.js'
+export { exportCompanyStatistics, exportVisitorStatistics } from './analytics/export.js'
+export {
+  type ChartInterval,
+  type ChartPoint,
+  type CompanySortKey,
+  type CompanyStatistics,
+  chartIntervalFor,
+  companySortKeys,
+  companyStatistics,
+  effectiveRange,
+  type PageRequest,
+  type StatisticsQuery,
+  statisticsTotals,
+  type TimeRange,
+  type Totals,
+  type VisitorStatistics,
+  type VisitorStatisticsQuery,
+  visitorStatistics,
+  visitorsChart,
+} from './analytics/statistics.js'
+export { isTimeZone, startOfDayIn } from './analytics/time-zone.js'
 export { createBoundedCache } from './bounded-cache.js'
 export { type Config, ConfigError, configSchema, loadConfig, type Role } from './config.js'
 export {
@@ -224,25 +246,3 @@ export {
   type EntityRepository,
   type FindOptions,
 } from './store/repository.js'
-export { type AudienceFilter, audienceSql } from './analytics/audience.js'
-export {
-  type ChartInterval,
-  type ChartPoint,
-  type CompanySortKey,
-  type CompanyStatistics,
-  chartIntervalFor,
-  companySortKeys,
-  companyStatistics,
-  effectiveRange,
-  type PageRequest,
-  type StatisticsQuery,
-  statisticsTotals,
-  type TimeRange,
-  type Totals,
-  type VisitorStatistics,
-  type VisitorStatisticsQuery,
-  visitorStatistics,
-  visitorsChart,
-} from './analytics/statistics.js'
-export { isTimeZone, startOfDayIn } from './analytics/time-zone.js'
-export { exportCompanyStatistics, exportVisitorStatistics } from './analytics/export.js'
