@@ -73,25 +73,19 @@ export interface Totals {
 export async function statisticsTotals(store: Store, query: StatisticsQuery): Promise<Totals> {
   const s = rollupScope(query)
   const [row] = await store.query<Record<string, number>>(
-    // One pass groups the rows by session (a session is one visitor's): the sessions are counted
-    // and their durations averaged without a distinct count of session ids; the companies, which
-    // a session may have several of, are counted by a second, narrow pass.
     `${s.with}
     SELECT
-      uniqExact(visitor) AS visitors,
-      uniqExactIf(visitor, visitor IN identified) AS identified_visitors,
-      uniqExactIf(visitor, visitor IN icp_matched) AS icp_visitors,
-      count() AS sessions,
-      sum(views) AS page_views,
-      sum(engaged) AS engaged_ms,
-      avg(last - first) AS avg_session_ms,
-      (SELECT uniqExact(company_id) ${s.from} AND company_id != '') AS companies
-    FROM (
-      SELECT any(visitor_id) AS visitor, sum(page_view_count) AS views, sum(engaged_ms_sum) AS engaged,
-        toUnixTimestamp64Milli(min(first_hit_at)) AS first, toUnixTimestamp64Milli(max(last_hit_at)) AS last
-      ${s.from}
-      GROUP BY session_id
-    )`,
+      uniqExact(visitor_id) AS visitors,
+      uniqExactIf(visitor_id, visitor_id IN identified) AS identified_visitors,
+      uniqExactIf(company_id, company_id != '') AS companies,
+      uniqExact(session_id) AS sessions,
+      sum(page_view_count) AS page_views,
+      sum(engaged_ms_sum) AS engaged_ms,
+      uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors,
+      (SELECT avg(last - first) FROM (
+        SELECT toUnixTimestamp64Milli(min(first_hit_at)) AS first, toUnixTimestamp64Milli(max(last_hit_at)) AS last
+        ${s.from} GROUP BY session_id)) AS avg_session_ms
+    ${s.from}`,
     s.params,
   )
   const number = (value: unknown) => (Number.isFinite(Number(value)) ? Number(value) : 0)
