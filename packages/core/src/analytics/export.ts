@@ -1,7 +1,7 @@
 // The rows of a statistics download (GET /companies/download), as an async iterable read a page
-// at a time by key (companies by id, visitors by id), so memory stays flat however many rows the
-// range holds (companies: a page of ids, then their figures, as the list reads them; visitors: one
-// statement per page with the details joined in).
+// at a time, so memory stays flat however many rows the range holds: companies a page of ids at a
+// time, then their figures as the list reads them; visitors a slice at a time (a hash of the id),
+// one statement per slice with the details joined in.
 import type { Store } from '../store/client.js'
 import {
   type CompanyStatistics,
@@ -37,17 +37,32 @@ export async function* exportCompanyStatistics(
   }
 }
 
-/** Every visitor of the statistics (of one company, or of companies with a domain), by id. */
+/** Every visitor of the statistics (of one company, or of companies with a domain), by id within each slice. */
 export async function* exportVisitorStatistics(
   store: Store,
   query: StatisticsQuery & { companyId?: string | undefined; domain?: string | undefined },
   pageSize = 50_000,
 ): AsyncGenerator<VisitorStatistics> {
   const company = visitorCompanyFilter(query)
-  const s = rollupScope(query, `${company.where} AND visitor_id > {after:UUID}`)
+  // Pages are slices of the visitors by a hash of their id, not runs of ids: each page's pass
+  // aggregates only its own visitors (a run of ids after the last one would aggregate every
+  // visitor still to come, page after page). The slice count comes from an estimate of the
+  // visitors; a slice holds about `pageSize` of them.
+  const all = rollupScope(query, company.where)
+  const [estimate] = await store.query<{ n: number }>(
+    `${all.with} SELECT uniq(visitor_id) AS n ${all.from}`,
+    {
+      ...all.params,
+      ...company.params,
+    },
+  )
+  const slices = Math.max(1, Math.ceil(Number(estimate?.n ?? 0) / pageSize))
+  const s = rollupScope(
+    query,
+    `${company.where} AND cityHash64(visitor_id) % {slices:UInt64} = {slice:UInt64}`,
+  )
   const active = query.configs.filter((config) => config.is_active)
-  let after = '00000000-0000-0000-0000-000000000000'
-  for (;;) {
+  for (let slice = 0; slice < slices; slice++) {
     const rows = await store.query<Record<string, string | number | null>>(
       `${s.with}
       SELECT toString(f.visitor_id) AS visitor, f.sessions AS sessions, f.page_views AS page_views,
@@ -65,7 +80,7 @@ export async function* exportVisitorStatistics(
           max(last_hit_at) AS last_seen,
           argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
         ${s.from}
-        GROUP BY visitor_id ORDER BY visitor_id LIMIT {pageSize:UInt32}
+        GROUP BY visitor_id
       ) AS f
       LEFT JOIN (
         SELECT id, email, first_name, last_name, job_title, company_id, identified_at
@@ -80,7 +95,7 @@ export async function* exportVisitorStatistics(
         GROUP BY visitor_id
       ) AS s ON s.visitor_id = f.visitor_id
       ORDER BY f.visitor_id`,
-      { ...s.params, ...company.params, after, pageSize, icpConfigIds: active.map((config) => config.id) },
+      { ...s.params, ...company.params, slices, slice, icpConfigIds: active.map((config) => config.id) },
     )
     for (const row of rows) {
       const companyId = String(row.company_id ?? '')
@@ -106,7 +121,5 @@ export async function* exportVisitorStatistics(
         personaMatch: Number(row.persona) === 1,
       }
     }
-    if (rows.length < pageSize) return
-    after = String(rows.at(-1)!.visitor)
   }
 }
