@@ -107,6 +107,7 @@ export {
   identificationPayload,
 } from './identification/payload.js'
 export { newId, nextVersion, randomToken, safeEqual, sha256Hex } from './ids.js'
+export { countContacts } from './lists/contact-count.js'
 export {
   type CompanyFilter,
   type ContactFilter,

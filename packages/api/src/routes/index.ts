@@ -1,6 +1,7 @@
 import type { Route } from '../route-definition.js'
 import { apiKeyRoutes } from './api-keys.js'
 import { companyRoutes } from './companies.js'
+import { contactRoutes } from './contacts.js'
 import { icpConfigRoutes } from './icp-configs.js'
 import { organizationRoutes } from './organizations.js'
 import { partnerRoutes } from './partner.js'
@@ -18,4 +19,5 @@ export const routes: readonly Route[] = [
   ...icpConfigRoutes,
   ...partnerIcpConfigRoutes,
   ...companyRoutes,
+  ...contactRoutes,
 ]
