@@ -21,8 +21,10 @@ afterAll(async () => {
 const countEvents = async (visitors: string[]) => {
   const store = createStore({ database: 'default', dataDir: data.dir })
   try {
+    // Events are keyed by id (the dispatcher writes a later version of each when it hands it on):
+    // one event per visitor means one id per visitor, however many versions are stored.
     const [row] = await store.query<{ n: string; visitors: string }>(
-      `SELECT count() AS n, uniqExact(visitor_id) AS visitors FROM events
+      `SELECT uniqExact(event_id) AS n, uniqExact(visitor_id) AS visitors FROM events
        WHERE type = 'visitor.identified' AND visitor_id IN {visitors:Array(UUID)}`,
       { visitors },
     )
