@@ -152,6 +152,7 @@ const ranges: TimeRange[] = [
   { from: '2026-10-25T00:00:00.000Z', to: '2026-10-25T23:59:59.999Z' },
 ]
 const audiences = [{}, { icpOnly: true }, { personaOnly: true }, { icpSlug: 'enterprise' }]
+const rangesAndAudiences = ranges.flatMap((range) => audiences.map((audience) => [range, audience] as const))
 
 /** The raw page views of the organization in the range's counted window, for the audience. */
 function rawScope(
@@ -173,12 +174,10 @@ function rawScope(
 }
 
 describe('statistics against raw page views', () => {
-  it.each(ranges.flatMap((range) => audiences.map((audience) => [range, audience] as const)))(
-    'totals for %o, %o',
-    async (range, audience) => {
-      const raw = rawScope(range, audience)
-      const [expected] = await store.query<Record<string, number>>(
-        `SELECT uniqExact(visitor_id) AS visitors,
+  it.each(rangesAndAudiences)('totals for %o, %o', async (range, audience) => {
+    const raw = rawScope(range, audience)
+    const [expected] = await store.query<Record<string, number>>(
+      `SELECT uniqExact(visitor_id) AS visitors,
            uniqExactIf(visitor_id, visitor_id IN {identified:Array(UUID)}) AS identified_visitors,
            uniqExactIf(company_id, company_id != '') AS companies,
            uniqExact(session_id) AS sessions,
@@ -188,126 +187,119 @@ describe('statistics against raw page views', () => {
            (SELECT avg(d) FROM (SELECT toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS d
              ${raw.sql} GROUP BY session_id)) AS avg_ms
          ${raw.sql}`,
-        raw.params,
-      )
-      const totals = await statisticsTotals(store, { organizationId: org, range, configs, ...audience })
-      expect(totals).toEqual({
-        visitors: Number(expected!.visitors),
-        identifiedVisitors: Number(expected!.identified_visitors),
-        companies: Number(expected!.companies),
-        sessions: Number(expected!.sessions),
-        pageViews: Number(expected!.page_views),
-        avgSessionDurationSeconds: Number(expected!.visitors)
-          ? Math.round(Number(expected!.avg_ms) / 100) / 10
-          : 0,
-        icpVisitors: Number(expected!.icp_visitors),
-        engagedSeconds: Math.round(Number(expected!.engaged_ms) / 1000),
-        ...effectiveRange(range),
-      })
-      if (Object.keys(audience).length === 0 && range === ranges[0])
-        expect(totals.visitors).toBe(visitors.length)
-    },
-  )
+      raw.params,
+    )
+    const totals = await statisticsTotals(store, { organizationId: org, range, configs, ...audience })
+    expect(totals).toEqual({
+      visitors: Number(expected!.visitors),
+      identifiedVisitors: Number(expected!.identified_visitors),
+      companies: Number(expected!.companies),
+      sessions: Number(expected!.sessions),
+      pageViews: Number(expected!.page_views),
+      avgSessionDurationSeconds: Number(expected!.visitors)
+        ? Math.round(Number(expected!.avg_ms) / 100) / 10
+        : 0,
+      icpVisitors: Number(expected!.icp_visitors),
+      engagedSeconds: Math.round(Number(expected!.engaged_ms) / 1000),
+      ...effectiveRange(range),
+    })
+    if (Object.keys(audience).length === 0 && range === ranges[0])
+      expect(totals.visitors).toBe(visitors.length)
+  })
 
-  it.each(ranges.flatMap((range) => audiences.map((audience) => [range, audience] as const)))(
-    'companies for %o, %o',
-    async (range, audience) => {
-      const raw = rawScope(range, audience)
-      const expected = await store.query<Record<string, string | number>>(
-        `SELECT company_id, uniqExact(visitor_id) AS visitors,
+  it.each(rangesAndAudiences)('companies for %o, %o', async (range, audience) => {
+    const raw = rawScope(range, audience)
+    const expected = await store.query<Record<string, string | number>>(
+      `SELECT company_id, uniqExact(visitor_id) AS visitors,
            uniqExactIf(visitor_id, visitor_id IN {identified:Array(UUID)}) AS identified_visitors,
            uniqExact(session_id) AS sessions, countIf(type = 'pageview') AS page_views,
            min(timestamp) AS first_seen, max(timestamp) AS last_seen, sum(engaged_ms) AS engaged_ms,
            uniqExactIf(visitor_id, visitor_id IN {icp:Array(UUID)}) AS icp_visitors
          ${raw.sql} AND company_id != ''
          GROUP BY company_id ORDER BY visitors DESC, last_seen DESC, company_id`,
-        raw.params,
-      )
-      const result = await companyStatistics(store, {
-        organizationId: org,
-        range,
-        configs,
-        ...audience,
-        page: { page: 1, limit: 500 },
-      })
-      expect(result.total).toBe(expected.length)
-      expect(result.rows).toEqual(
-        expected.map((row) => ({
-          id: row.company_id,
-          name: String(row.company_id).toUpperCase(),
-          domain: `${row.company_id}.test`,
-          industry: '',
-          size: '',
-          employeeSizeRange: '',
-          country: '',
-          logoUrl: '',
-          visitors: Number(row.visitors),
-          identifiedVisitors: Number(row.identified_visitors),
-          sessions: Number(row.sessions),
-          pageViews: Number(row.page_views),
-          firstSeenAt: new Date(String(row.first_seen)).toISOString(),
-          lastSeenAt: new Date(String(row.last_seen)).toISOString(),
-          engagedSeconds: Math.round(Number(row.engaged_ms) / 1000),
-          icpMatch: Number(row.icp_visitors) > 0,
-        })),
-      )
-      // Pages cut the same list.
-      const second = await companyStatistics(store, {
-        organizationId: org,
-        range,
-        configs,
-        ...audience,
-        page: { page: 2, limit: 2 },
-      })
-      expect(second.rows.map((row) => row.id)).toEqual(expected.slice(2, 4).map((row) => row.company_id))
-      expect(second.total).toBe(expected.length)
-    },
-  )
+      raw.params,
+    )
+    const result = await companyStatistics(store, {
+      organizationId: org,
+      range,
+      configs,
+      ...audience,
+      page: { page: 1, limit: 500 },
+    })
+    expect(result.total).toBe(expected.length)
+    expect(result.rows).toEqual(
+      expected.map((row) => ({
+        id: row.company_id,
+        name: String(row.company_id).toUpperCase(),
+        domain: `${row.company_id}.test`,
+        industry: '',
+        size: '',
+        employeeSizeRange: '',
+        country: '',
+        logoUrl: '',
+        visitors: Number(row.visitors),
+        identifiedVisitors: Number(row.identified_visitors),
+        sessions: Number(row.sessions),
+        pageViews: Number(row.page_views),
+        firstSeenAt: new Date(String(row.first_seen)).toISOString(),
+        lastSeenAt: new Date(String(row.last_seen)).toISOString(),
+        engagedSeconds: Math.round(Number(row.engaged_ms) / 1000),
+        icpMatch: Number(row.icp_visitors) > 0,
+      })),
+    )
+    // Pages cut the same list.
+    const second = await companyStatistics(store, {
+      organizationId: org,
+      range,
+      configs,
+      ...audience,
+      page: { page: 2, limit: 2 },
+    })
+    expect(second.rows.map((row) => row.id)).toEqual(expected.slice(2, 4).map((row) => row.company_id))
+    expect(second.total).toBe(expected.length)
+  })
 
-  it.each(ranges.flatMap((range) => audiences.map((audience) => [range, audience] as const)))(
-    'visitors for %o, %o',
-    async (range, audience) => {
-      const raw = rawScope(range, audience)
-      const expected = await store.query<Record<string, string | number>>(
-        `SELECT toString(visitor_id) AS visitor, uniqExact(session_id) AS sessions,
+  it.each(rangesAndAudiences)('visitors for %o, %o', async (range, audience) => {
+    const raw = rawScope(range, audience)
+    const expected = await store.query<Record<string, string | number>>(
+      `SELECT toString(visitor_id) AS visitor, uniqExact(session_id) AS sessions,
            countIf(type = 'pageview') AS page_views, min(timestamp) AS first_seen, max(timestamp) AS last_seen
          ${raw.sql} GROUP BY visitor_id ORDER BY last_seen DESC, visitor_id`,
-        raw.params,
-      )
-      const result = await visitorStatistics(store, {
-        organizationId: org,
-        range,
-        configs,
-        ...audience,
-        page: { page: 1, limit: 500 },
-      })
-      expect(result.total).toBe(expected.length)
-      expect(
-        result.rows.map(({ id, sessions, pageViews, firstSeenAt, lastSeenAt }) => ({
-          id,
-          sessions,
-          pageViews,
-          firstSeenAt,
-          lastSeenAt,
-        })),
-      ).toEqual(
-        expected.map((row) => ({
-          id: row.visitor,
-          sessions: Number(row.sessions),
-          pageViews: Number(row.page_views),
-          firstSeenAt: new Date(String(row.first_seen)).toISOString(),
-          lastSeenAt: new Date(String(row.last_seen)).toISOString(),
-        })),
-      )
-      for (const row of result.rows) {
-        const index = identified.indexOf(row.id)
-        expect(row.email).toBe(index >= 0 ? `person${index}@acme.test` : '')
-        expect(row.icp).toBe(icpVisitors.includes(row.id))
-        expect(row.personaMatch).toBe(personaVisitors.includes(row.id))
-        if (index >= 0 && index % 2 === 0) expect(row.company).toMatchObject({ id: 'acme', name: 'ACME' })
-      }
-    },
-  )
+      raw.params,
+    )
+    const result = await visitorStatistics(store, {
+      organizationId: org,
+      range,
+      configs,
+      ...audience,
+      page: { page: 1, limit: 500 },
+    })
+    expect(result.total).toBe(expected.length)
+    expect(
+      result.rows.map(({ id, sessions, pageViews, firstSeenAt, lastSeenAt }) => ({
+        id,
+        sessions,
+        pageViews,
+        firstSeenAt,
+        lastSeenAt,
+      })),
+    ).toEqual(
+      expected.map((row) => ({
+        id: row.visitor,
+        sessions: Number(row.sessions),
+        pageViews: Number(row.page_views),
+        firstSeenAt: new Date(String(row.first_seen)).toISOString(),
+        lastSeenAt: new Date(String(row.last_seen)).toISOString(),
+      })),
+    )
+    for (const row of result.rows) {
+      const index = identified.indexOf(row.id)
+      expect(row.email).toBe(index >= 0 ? `person${index}@acme.test` : '')
+      expect(row.icp).toBe(icpVisitors.includes(row.id))
+      expect(row.personaMatch).toBe(personaVisitors.includes(row.id))
+      if (index >= 0 && index % 2 === 0) expect(row.company).toMatchObject({ id: 'acme', name: 'ACME' })
+    }
+  })
 
   it("a company's visitors: only its hits; a domain finds the same company", async () => {
     const range = ranges[0]!

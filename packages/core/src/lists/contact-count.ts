@@ -3,26 +3,13 @@
 // ClickHouse by the engine, as ICP scoring does, so "matches" means the same thing everywhere:
 // company keys hold for the contact's company (its imported company by id, else by the contact's
 // company domain; `domains` also matches the domain the contact row names), contact keys for the
-// contact itself, and the two sides combine with AND.
-import { parseRules, type SqlColumns, toClickHouseSql } from '@visitor-id/icp-engine'
+// contact itself, and the two sides combine with AND. The joined row names its columns as the ICP
+// visitor facts do, so the engine reads them through the same column map (`factColumns`).
+import { parseRules, toClickHouseSql } from '@visitor-id/icp-engine'
+import { factColumns } from '../icp/facts.js'
 import { filterToRules } from '../icp/filter-rules.js'
 import type { Store } from '../store/client.js'
 import type { Filter } from './filter.js'
-
-/** Where each condition type reads its value in the joined contact row (see `countContacts`). */
-const contactColumns: SqlColumns = {
-  job_title: { sql: 'job_title' },
-  seniority: { sql: 'seniority' },
-  department: { sql: 'department' },
-  contact_country: { sql: 'contact_country' },
-  industry: { sql: 'industry' },
-  domain: { sql: 'domain' },
-  employee_size_range: { sql: 'employee_size_range' },
-  company_country: { sql: 'company_country' },
-  company_region: { sql: 'company_region' },
-  company_city: { sql: 'company_city' },
-  revenue_range: { sql: 'revenue_range' },
-}
 
 const companyFields = [
   'industry',
@@ -41,9 +28,9 @@ const companyFields = [
 export async function countContacts(store: Store, filter: Filter): Promise<number> {
   const sides = filterToRules(filter)
   const company =
-    sides.company && toClickHouseSql(parseRules(sides.company), contactColumns, { paramPrefix: 'co_' })
+    sides.company && toClickHouseSql(parseRules(sides.company), factColumns, { paramPrefix: 'co_' })
   const contact =
-    sides.contact && toClickHouseSql(parseRules(sides.contact), contactColumns, { paramPrefix: 'ct_' })
+    sides.contact && toClickHouseSql(parseRules(sides.contact), factColumns, { paramPrefix: 'ct_' })
   const conditions = [company?.matched, contact?.matched].filter((condition) => condition !== undefined)
   // The company of a contact: its imported company by id, else the imported company with its
   // domain; read only when a company key is asked.
