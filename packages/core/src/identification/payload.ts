@@ -4,39 +4,16 @@
 // when the organization does not keep IP addresses.
 import type { VisitorIcp } from '../icp/statuses.js'
 import type { VisitorSession } from '../services/visitors.js'
-import type { CompanyRow } from '../store/entities.js'
+import type { CompanyRow, VisitorContactFields, VisitorRow } from '../store/entities.js'
 
 export type IdentificationEventType = 'visitor.identified' | 'visitor.phone_revealed'
 
 /** The visitor as identification knows it: its row's contact fields. */
-export interface IdentifiedVisitor {
-  id: string
-  email: string
-  personal_email: string
-  first_name: string
-  last_name: string
-  job_title: string
-  phone: string
-  location: string
-  photo_url: string
-  linkedin_url: string
-  facebook_url: string
-  twitter_url: string
-  address: string
-  address_2: string
-  city: string
-  state: string
-  postal_code: string
-  gender: string
-  age_range: string
-  income_range: string
-  net_worth: string
-  homeowner: string
-  married: string
-  children: string
-  created_at: string
-  last_seen_at: string
-}
+export type IdentifiedVisitor = Pick<
+  VisitorRow,
+  'id' | 'email' | 'first_name' | 'last_name' | 'job_title' | 'linkedin_url' | 'created_at' | 'last_seen_at'
+> &
+  Omit<VisitorContactFields, 'contact_id'>
 
 export interface IdentificationPayloadInput {
   eventType: IdentificationEventType
