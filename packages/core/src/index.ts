@@ -108,6 +108,7 @@ export {
 } from './identification/payload.js'
 export { newId, nextVersion, randomToken, safeEqual, sha256Hex } from './ids.js'
 export { countContacts } from './lists/contact-count.js'
+export { type ContactMatch, contactMatch } from './lists/contact-match.js'
 export {
   type CompanyFilter,
   type ContactFilter,
@@ -116,6 +117,22 @@ export {
   type Filter,
   filterSchema,
 } from './lists/filter.js'
+export {
+  type AutoUpdateStatus,
+  autoRefreshIntervalMs,
+  autoUpdateStatus,
+  deleteList,
+  findList,
+  type ListDeps,
+  listEmailHashes,
+  listFilter,
+  listIdPattern,
+  organizationLists,
+  refreshDueLists,
+  refreshList,
+  type SaveListInput,
+  saveList,
+} from './lists/lists.js'
 export {
   addressOrganization,
   addressPartnerOrganization,
@@ -214,6 +231,8 @@ export {
   createRepositories,
   type IcpConfigRow,
   icpConfigsTable,
+  type ListRow,
+  listsTable,
   type MembershipRow,
   type OrganizationRow,
   type PartnerRow,

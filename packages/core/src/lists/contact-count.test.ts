@@ -36,17 +36,18 @@ interface Contact {
   deleted: boolean
 }
 const contacts: Contact[] = Array.from({ length: 400 }, (_, n) => {
-  const company = companies[n % companies.length]!
-  // A third name their company by id, a third by domain only, the rest have none imported.
-  const link = n % 3
+  const company = companies[Math.floor(n / 4) % companies.length]!
+  // A quarter name their company by id, a quarter by domain only, a quarter an unknown domain, the
+  // rest a company id that was never imported (with a known company's domain beside it).
+  const link = n % 4
   return {
     id: `contact-${n}`,
     job_title: pick(titles, n * 3),
     seniority: pick(['c-level', 'vp', 'senior', 'entry'], n * 5),
     department: pick(['engineering', 'sales', 'marketing'], n * 11),
     country: pick(countries, n * 13),
-    company_id: link === 0 ? company.id : '',
-    company_domain: link === 1 ? company.domain : link === 2 ? `unknown${n % 4}.test` : '',
+    company_id: link === 0 ? company.id : link === 3 ? `co-missing-${n}` : '',
+    company_domain: link === 1 || link === 3 ? company.domain : link === 2 ? `unknown${n % 3}.test` : '',
     deleted: n % 50 === 0,
   }
 })
@@ -96,21 +97,28 @@ function expected(filter: Filter): number {
   const contact = filter.contact ?? {}
   return contacts.filter((c) => {
     if (c.deleted) return false
-    const co =
-      companies.find((x) => x.id === c.company_id) ?? companies.find((x) => x.domain === c.company_domain)
+    // The company as identification finds it: by the id the contact names, else by its domain.
+    const co = c.company_id
+      ? companies.find((x) => x.id === c.company_id)
+      : companies.find((x) => x.domain === c.company_domain)
     const isIn = (list: string[] | undefined, value: string | undefined) =>
       list === undefined ||
       list.length === 0 ||
       (value !== undefined && lower(list)!.includes(value.toLowerCase()))
     const sizeList = [...(company.company_sizes ?? []), ...(company.employee_size_ranges ?? [])]
+    const companyKeys = Object.values(company).filter((list) => list && list.length > 0).length
+    const onlyDomains = companyKeys === 1 && (company.domains?.length ?? 0) > 0
     const companyOk =
-      isIn(company.industries, co?.industry) &&
-      isIn(sizeList.length ? sizeList : undefined, co?.employee_size_range) &&
-      isIn(company.domains, co?.domain ?? (c.company_domain || undefined)) &&
-      isIn(company.countries, co?.country) &&
-      isIn(company.regions, co?.region) &&
-      isIn(company.cities, co?.city) &&
-      isIn(company.revenue_ranges, co?.revenue_range)
+      companyKeys === 0 ||
+      (co !== undefined &&
+        isIn(company.industries, co.industry) &&
+        isIn(sizeList.length ? sizeList : undefined, co.employee_size_range) &&
+        isIn(company.domains, co.domain) &&
+        isIn(company.countries, co.country) &&
+        isIn(company.regions, co.region) &&
+        isIn(company.cities, co.city) &&
+        isIn(company.revenue_ranges, co.revenue_range)) ||
+      (onlyDomains && isIn(company.domains, c.company_domain))
     const titleOk =
       !contact.job_titles?.length ||
       contact.job_titles.some((t) => c.job_title.toLowerCase().includes(t.toLowerCase()))
@@ -129,14 +137,15 @@ const filters: Filter[] = [
   { company: { industries: ['saas'] } },
   { company: { company_sizes: ['51-200'], employee_size_ranges: ['1-10'] } },
   { company: { domains: ['company3.test', 'unknown1.test'] } },
+  { company: { domains: ['company3.test', 'company4.test', 'unknown1.test'], industries: ['saas'] } },
   { company: { countries: ['FR', 'DE'], regions: ['by', 'IDF'], cities: ['Berlin', 'Paris'] } },
   { company: { revenue_ranges: ['$1M-$10M'] } },
   { contact: { job_titles: ['cto', 'chief'] } },
   { contact: { seniorities: ['VP', 'c-level'], departments: ['engineering'] } },
   { contact: { countries: ['fr'] } },
   {
-    company: { industries: ['SaaS', 'Fintech'], countries: ['US'] },
-    contact: { job_titles: ['engineer'], seniorities: ['senior'] },
+    company: { industries: ['SaaS', 'Fintech'], countries: ['US', 'FR'] },
+    contact: { job_titles: ['engineer', 'cto'], seniorities: ['senior', 'c-level'] },
   },
   { company: { industries: ['Nope'] } },
 ]

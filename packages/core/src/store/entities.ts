@@ -190,6 +190,32 @@ export interface IcpConfigRow {
   updated_at: string
 }
 
+/** A saved list (migration 0011): its filter and the figures of its last refresh. */
+export interface ListRow {
+  /** `list_` + 24 hex (DESIGN.md, "Ids"). */
+  id: string
+  organization_id: string
+  name: string
+  /** The filter as JSON (the list vocabulary). */
+  filter: string
+  /** The count the caller saw when saving (`contacts_found`), kept as given. */
+  contacts_found: number
+  contacts_num: number
+  matched_contacts_num: number
+  /** Distinct enriched-email hashes of the snapshot: the export's `X-Unique-Email-Count`. */
+  enriched_emails: number
+  /** Refreshed every 24 hours by the worker. */
+  auto_update: boolean
+  /** Set while a refresh runs (its lease): the list shows `syncing` until then. */
+  refreshing_until: string | null
+  /** The `list_members` snapshot of the last refresh; '' before the first. */
+  snapshot: string
+  last_synced_at: string | null
+  connected_integration: string | null
+  created_at: string
+  updated_at: string
+}
+
 const time = "DateTime64(3, 'UTC')"
 const stamps = { created_at: time, updated_at: time } as const
 
@@ -335,6 +361,27 @@ export const icpConfigsTable: EntityDefinition<IcpConfigRow> = {
   },
 }
 
+export const listsTable: EntityDefinition<ListRow> = {
+  table: 'lists',
+  key: ['organization_id', 'id'],
+  columns: {
+    id: 'String',
+    organization_id: 'UUID',
+    name: 'String',
+    filter: 'String',
+    contacts_found: 'UInt64',
+    contacts_num: 'UInt64',
+    matched_contacts_num: 'UInt64',
+    enriched_emails: 'UInt64',
+    auto_update: 'Bool',
+    refreshing_until: `Nullable(${time})`,
+    snapshot: 'String',
+    last_synced_at: `Nullable(${time})`,
+    connected_integration: 'Nullable(String)',
+    ...stamps,
+  },
+}
+
 /** Every entity repository, made once per store by the composition root. */
 export interface Repositories {
   partners: EntityRepository<PartnerRow>
@@ -344,6 +391,7 @@ export interface Repositories {
   apiKeys: EntityRepository<ApiKeyRow>
   pixelConfigs: EntityRepository<PixelConfigRow>
   icpConfigs: EntityRepository<IcpConfigRow>
+  lists: EntityRepository<ListRow>
   visitors: EntityRepository<VisitorRow>
   companies: EntityRepository<CompanyRow>
 }
@@ -366,6 +414,7 @@ export function createRepositories(store: Store, readModel?: ReadModel): Reposit
     apiKeys: small(apiKeysTable),
     pixelConfigs: small(pixelConfigsTable),
     icpConfigs: small(icpConfigsTable),
+    lists: small(listsTable),
     visitors: createEntityRepository(store, visitorsTable),
     // Not from memory: imports and ingest write companies straight to the store, unannounced.
     companies: createEntityRepository(store, companiesTable),

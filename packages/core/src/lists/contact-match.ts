@@ -1,0 +1,57 @@
+// Which contacts a filter of the list vocabulary matches, as a condition on the rows of
+// `contact_facets FINAL` (migration 0011): the contact count, list refreshes and anything else
+// that selects contacts share it, so "matches" means the same everywhere. The filter becomes ICP
+// engine rules (icp/filter-rules.ts) and those become ClickHouse through the engine, as in ICP
+// scoring. Contact keys hold for the contact. Company keys hold for the contact's company, found
+// as identification finds it: the imported company with the contact's `company_id` when it names
+// one, else the imported company with its `company_domain`. The company conditions run once over
+// `companies` (small) and the contacts are kept by membership of their reference in the result,
+// which costs a hash lookup per contact instead of a join of every contact with its company.
+import { parseRules, toClickHouseSql } from '@visitor-id/icp-engine'
+import { factColumns } from '../icp/facts.js'
+import { filterToRules } from '../icp/filter-rules.js'
+import type { QueryParams } from '../store/client.js'
+import type { Filter } from './filter.js'
+
+/** A `WHERE` clause ('' for every contact) and its parameters. */
+export interface ContactMatch {
+  where: string
+  params: QueryParams
+}
+
+// The facets table names the contact's country `country`; the engine calls it `contact_country`.
+const facetColumns = { ...factColumns, contact_country: { sql: 'country' } }
+
+// The companies with the fact names of the ICP engine.
+const companyFacts = `SELECT id, domain, industry, employee_size_range, country AS company_country,
+  region AS company_region, city AS company_city, revenue_range FROM companies FINAL`
+
+/**
+ * The condition a `contact_facets FINAL` row must meet for the filter to hold for its contact.
+ * `domains` also holds for a contact whose own `company_domain` is listed, so a contact whose
+ * company was never imported can still be selected by domain.
+ * @example const { where, params } = contactMatch({ contact: { seniorities: ['vp'] } })
+ */
+export function contactMatch(filter: Filter): ContactMatch {
+  const sides = filterToRules(filter)
+  const company =
+    sides.company && toClickHouseSql(parseRules(sides.company), factColumns, { paramPrefix: 'co_' })
+  const contact =
+    sides.contact && toClickHouseSql(parseRules(sides.contact), facetColumns, { paramPrefix: 'ct_' })
+  const conditions: string[] = []
+  const params: QueryParams = { ...company?.params, ...contact?.params }
+  if (contact) conditions.push(contact.matched)
+  if (company) {
+    const matching = `(SELECT id, domain FROM (${companyFacts}) WHERE ${company.matched})`
+    let companyCondition = `if(company_id != '',
+      company_id IN (SELECT id FROM ${matching}),
+      company_domain != '' AND company_domain IN (SELECT domain FROM ${matching}))`
+    const keys = Object.entries(filter.company ?? {}).filter(([, values]) => values && values.length > 0)
+    if (keys.length === 1 && keys[0]![0] === 'domains') {
+      params.co_own_domains = filter.company!.domains!.map((domain) => domain.toLowerCase())
+      companyCondition = `(${companyCondition} OR has({co_own_domains:Array(String)}, lowerUTF8(company_domain)))`
+    }
+    conditions.push(companyCondition)
+  }
+  return { where: conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '', params }
+}
