@@ -66,12 +66,19 @@ afterAll(async () => {
   await h?.stop()
 })
 
-/** Tenancies that take the organization from the request (path or query): others' ids are 404. */
+/** Tenancies that take the organization from the request (path, query or body): others' ids are 404. */
 const addressingTenancies: readonly Route['tenancy'][] = [
   'organization-param',
   'organization-query',
+  'organization-body',
   'partner-organization-param',
+  'list-param',
+  'list-or-organization-param',
 ]
+
+/** The code of that 404: a list route answers for the list, as if it did not exist. */
+const notFoundCode = (route: Route) =>
+  route.tenancy === 'list-param' ? 'list_not_found' : 'resource_not_found'
 
 /**
  * The route's example request against fresh fixtures, so destructive routes can run every time; for
@@ -89,6 +96,8 @@ async function exampleRequest(route: Route, organizationId = h.boot.organization
     partnerIcpConfigSlug: route.path.includes('{slug}')
       ? await h.createIcpConfig(h.boot.organizationId, 'partner')
       : '',
+    // The list belongs to the organization addressed: another tenant's list when told so.
+    listId: route.tenancy === 'list-param' ? await h.createList(organizationId) : '',
   })
   let url = `/api/v1${route.path}`
   for (const [name, value] of Object.entries(example.params ?? {}))
@@ -98,6 +107,12 @@ async function exampleRequest(route: Route, organizationId = h.boot.organization
     expect(example.query?.organizationId, `${route.operationId}: the example's organizationId query`).toBe(
       organizationId,
     )
+  }
+  if (route.tenancy === 'organization-body') {
+    expect(
+      (example.body as { organizationId?: string } | undefined)?.organizationId,
+      `${route.operationId}: the example's organizationId in the body`,
+    ).toBe(organizationId)
   }
   const query = new URLSearchParams(example.query ?? {}).toString()
   return {
@@ -190,7 +205,7 @@ describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as 
       const response = await send(route, { [header(route)]: other })
       if (addressingTenancies.includes(route.tenancy)) {
         expect(response.statusCode).toBe(404)
-        expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
+        expect(response.json()).toEqual(errorBody(404, notFoundCode(route)))
       } else {
         expect(response.statusCode).toBeLessThan(300)
         expect(response.body).not.toContain(h.boot.organizationId)
@@ -206,7 +221,7 @@ describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as 
           keys.otherTenantOrganizationId,
         )
         expect(response.statusCode).toBe(404)
-        expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
+        expect(response.json()).toEqual(errorBody(404, notFoundCode(route)))
       },
     )
 

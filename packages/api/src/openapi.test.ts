@@ -200,6 +200,7 @@ describe('the route table, the registered routes and the document', () => {
         keyId: 'key_x',
         icpConfigSlug: 'enterprise-us',
         partnerIcpConfigSlug: 'enterprise-us-2',
+        listId: 'list_0123456789abcdef01234567',
       })
       if (route.params) expect(route.params.safeParse(example.params).success, route.operationId).toBe(true)
       if (route.query) expect(route.query.safeParse(example.query).success, route.operationId).toBe(true)

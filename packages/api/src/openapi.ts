@@ -164,19 +164,26 @@ const placeholderIds = {
   keyId: 'key_0123456789abcdef0123456789abcdef',
   icpConfigSlug: 'enterprise-us',
   partnerIcpConfigSlug: 'enterprise-us',
+  listId: 'list_0123456789abcdef01234567',
 }
 
 /** JSON shaped by the response schema, nothing (204), or a CSV download (a string). */
 function successResponse(route: Route, limitHeaders: OpenApiResponse['headers']): OpenApiResponse {
   const { description, schema, status, contentType } = route.response
   if (contentType === 'text/csv') {
+    const declared = Object.entries(route.response.headers ?? {}).map(([name, text]) => [name, header(text)])
     return {
       description,
-      headers: { ...limitHeaders, 'Content-Disposition': header('`attachment; filename="<name>.csv"`') },
+      headers: {
+        ...limitHeaders,
+        'Content-Disposition': header('`attachment; filename="<name>.csv"`'),
+        ...Object.fromEntries(declared),
+      },
       content: { 'text/csv': { schema: { type: 'string' } } },
     }
   }
-  if (status === 204) return { description, headers: limitHeaders }
+  // 204, or a 200 the spec gives no body (DELETE /lists/{id}).
+  if (status === 204 || schema instanceof z.ZodUndefined) return { description, headers: limitHeaders }
   return {
     description,
     headers: limitHeaders,

@@ -2,7 +2,11 @@ import { Readable } from 'node:stream'
 import {
   addressOrganization,
   addressPartnerOrganization,
+  appError,
   callerOrganization,
+  findList,
+  type ListRow,
+  listIdPattern,
   type OrganizationRow,
   type Principal,
   type RateLimiter,
@@ -16,42 +20,101 @@ import { parseRequest } from './validation.js'
 
 const defaultBodyLimit = 64 * 1024
 
+/** What a route acts on: its organization and, for list routes, the list. */
+interface Target {
+  organization: OrganizationRow | undefined
+  list: ListRow | undefined
+}
+
 /**
- * The organization the route acts on. Resolved from the raw path (or query) parameter before any
- * validation, so another tenant's organization is 404 whatever else the request carries.
+ * The list with this id, if the key may address its organization; anything else (another tenant's
+ * list, an unknown or malformed id) is 404 `list_not_found`, the same for all.
  */
-async function resolveOrganization(
+async function addressList(
+  services: ApiServices,
+  principal: Principal,
+  id: string,
+  access: 'read' | 'write',
+) {
+  const list = await findList(services.repos, id)
+  if (!list) throw appError('list_not_found')
+  const organization = await addressOrganization(
+    services.repos,
+    principal,
+    list.organization_id,
+    access,
+  ).catch(() => {
+    throw appError('list_not_found')
+  })
+  return { organization, list }
+}
+
+/**
+ * What the route acts on. Resolved from the raw path (or query) parameter before any validation,
+ * so another tenant's organization or list is 404 whatever else the request carries.
+ */
+async function resolveTarget(
   route: Route,
   services: ApiServices,
   principal: Principal,
   request: FastifyRequest,
-): Promise<OrganizationRow | undefined> {
-  if (route.tenancy === 'none') return undefined
-  if (route.tenancy === 'caller') return callerOrganization(services.repos, callerPrincipal(principal))
-  const source = route.tenancy === 'organization-query' ? request.query : request.params
+): Promise<Target> {
+  const none = { organization: undefined, list: undefined }
+  if (route.tenancy === 'none') return none
+  if (route.tenancy === 'caller') {
+    return { ...none, organization: await callerOrganization(services.repos, callerPrincipal(principal)) }
+  }
+  const source =
+    route.tenancy === 'organization-query'
+      ? request.query
+      : route.tenancy === 'organization-body'
+        ? request.body
+        : request.params
+  const access = route.scope === 'read' ? 'read' : 'write'
+  if (route.tenancy === 'list-param' || route.tenancy === 'list-or-organization-param') {
+    const raw = (request.params as Record<string, unknown>).id
+    const id = typeof raw === 'string' ? raw : ''
+    if (route.tenancy === 'list-param' || listIdPattern.test(id)) {
+      return addressList(services, principal, id, access)
+    }
+    return { ...none, organization: await addressOrganization(services.repos, principal, id, access) }
+  }
   const raw = (source as Record<string, unknown> | undefined)?.organizationId
   // A repeated query parameter arrives as an array: not an id, so 404 like any malformed one.
   const organizationId = typeof raw === 'string' ? raw : ''
   if (route.tenancy === 'partner-organization-param') {
-    return addressPartnerOrganization(services.repos, principal, organizationId)
+    return {
+      ...none,
+      organization: await addressPartnerOrganization(services.repos, principal, organizationId),
+    }
   }
-  const access = route.scope === 'read' ? 'read' : 'write'
-  return addressOrganization(services.repos, principal, organizationId, access)
+  return {
+    ...none,
+    organization: await addressOrganization(services.repos, principal, organizationId, access),
+  }
 }
 
 /** The key kind each tenancy resolves for; a route declaring another is a bug of the table. */
 const tenancyAuth = {
   'organization-param': 'organization',
   'organization-query': 'organization',
+  'organization-body': 'organization',
   'partner-organization-param': 'partner',
+  'list-param': 'organization',
+  'list-or-organization-param': 'organization',
   caller: 'organization',
   none: undefined,
 } as const
 
-/** Whether the route's query schema takes this parameter, and requires it, as the document says. */
-function queryParameter(route: Route, name: string): 'required' | 'optional' | undefined {
-  if (!route.query) return undefined
-  const schema = z.toJSONSchema(route.query, { io: 'input', unrepresentable: 'any' }) as {
+/** Whether the route's query (or body) schema takes this field, and requires it, as the document says. */
+function queryParameter(
+  route: Route,
+  name: string,
+  part: 'query' | 'body' = 'query',
+): 'required' | 'optional' | undefined {
+  const input = route[part]
+  if (!input) return undefined
+  const schema = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as {
     properties?: Record<string, unknown>
     required?: string[]
   }
@@ -64,8 +127,21 @@ function checkTenancy(route: Route): void {
   if (auth && route.auth !== auth) {
     throw new Error(`${route.operationId}: tenancy ${route.tenancy} needs ${auth} keys, not ${route.auth}`)
   }
-  if (route.tenancy.endsWith('organization-param') && !route.path.includes('{organizationId}')) {
+  const byPathOrganization =
+    route.tenancy === 'organization-param' || route.tenancy === 'partner-organization-param'
+  if (byPathOrganization && !route.path.includes('{organizationId}')) {
     throw new Error(`${route.operationId}: tenancy ${route.tenancy} needs an {organizationId} path parameter`)
+  }
+  if (
+    route.tenancy === 'organization-body' &&
+    queryParameter(route, 'organizationId', 'body') !== 'required'
+  ) {
+    throw new Error(
+      `${route.operationId}: tenancy organization-body needs a required organizationId in the body`,
+    )
+  }
+  if (route.tenancy.startsWith('list-') && !route.path.includes('{id}')) {
+    throw new Error(`${route.operationId}: tenancy ${route.tenancy} needs an {id} path parameter`)
   }
   if (route.tenancy === 'organization-query') {
     // One place for the id: a path parameter as well would let the two disagree.
@@ -135,7 +211,13 @@ async function sendCsv(route: Route, request: FastifyRequest, reply: FastifyRepl
     if (result instanceof Readable) result.destroy()
     throw new Error(`${route.operationId} returned no { filename, body }: ${parsed.error.message}`)
   }
+  const extra = Object.keys(parsed.data.headers ?? {}).filter((name) => !route.response.headers?.[name])
+  if (extra.length > 0) {
+    parsed.data.body.destroy()
+    throw new Error(`${route.operationId} sent undeclared headers: ${extra.join(', ')}`)
+  }
   const body = await started(parsed.data.body)
+  reply.headers(parsed.data.headers ?? {})
   reply
     .code(200)
     .header('content-type', 'text/csv; charset=utf-8')
@@ -172,9 +254,9 @@ export function registerRoutes(
       onRequest: [authenticate(route, services), limitRate, requireRouteScope(route)],
       handler: async (request, reply) => {
         const principal = principalOf(request)
-        const organization = await resolveOrganization(route, services, principal, request)
+        const target = await resolveTarget(route, services, principal, request)
         const input = parseRequest(route, request)
-        const result = await route.handler({ principal, organization, ...input, request, services })
+        const result = await route.handler({ principal, ...target, ...input, request, services })
         if (route.response.contentType === 'text/csv') return sendCsv(route, request, reply, result)
         if (route.response.status === 204) return reply.code(204).send()
         const shaped = route.response.schema.safeParse(result)

@@ -5,6 +5,7 @@ import type {
   ErrorCode,
   KeyAuthenticator,
   KeyUsageRecorder,
+  ListRow,
   OrganizationRow,
   Principal,
   Repositories,
@@ -26,16 +27,26 @@ export type AuthKind = 'organization' | 'partner'
  * - `organization-query`: the same, from the `organizationId` query parameter (endpoints such as
  *   `GET /companies?organizationId=...`); read from the raw query before validation, so a missing,
  *   repeated or malformed id is 404 as well;
+ * - `organization-body`: the same, from the body's `organizationId` (`POST /lists/save`); read from
+ *   the parsed JSON before validation, so a missing or malformed id is 404 as well;
  * - `partner-organization-param` (partner routes only): the `{organizationId}` path parameter, if
  *   the key's partner manages it: an organization of the partner, or a sub-organization of one of
  *   its agencies (else 404, malformed ids included);
+ * - `list-param`: the `{id}` path parameter, a list (`list_` + 24 hex) of an organization the key
+ *   may address; the route acts on the list's organization (else 404 `list_not_found`, malformed
+ *   ids included);
+ * - `list-or-organization-param`: `{id}` is a list id (as `list-param`) or else an organization id
+ *   (as `organization-param`): `GET /lists/{id}`, whose two meanings the spec gives one path;
  * - `caller`: the organization key's own organization;
  * - `none`: no organization (partner routes that act on the partner, the ping).
  */
 export type Tenancy =
   | 'organization-param'
   | 'organization-query'
+  | 'organization-body'
   | 'partner-organization-param'
+  | 'list-param'
+  | 'list-or-organization-param'
   | 'caller'
   | 'none'
 
@@ -54,6 +65,8 @@ export interface HandlerContext<P, Q, B> {
   principal: Principal
   /** Set unless the route's tenancy is `none`. */
   organization: OrganizationRow | undefined
+  /** The list a `list-param` route (or a `list-or-organization-param` one given a list id) acts on. */
+  list: ListRow | undefined
   params: P
   query: Q
   body: B
@@ -73,6 +86,8 @@ export interface ExampleIds {
   icpConfigSlug: string
   /** A partner-level ICP config of the organization. */
   partnerIcpConfigSlug: string
+  /** A saved list of the organization. */
+  listId: string
 }
 
 /** A valid request for the route; the tenant/scope matrix and the docs use it. */
@@ -90,18 +105,31 @@ export interface CsvReply {
   filename: string
   /** CSV text, usually from `encodeCsv` (src/csv.ts). */
   body: Readable
+  /** More response headers; each must be declared by `csvResponse` (the frame checks). */
+  headers?: Record<string, string>
 }
 
 /** The handler result of a CSV route, checked by the frame; declare the response with `csvResponse`. */
-export const csvReply = z.object({ filename: z.string(), body: z.instanceof(Readable) })
+export const csvReply = z.object({
+  filename: z.string(),
+  body: z.instanceof(Readable),
+  headers: z.record(z.string(), z.string()).optional(),
+})
 
 /**
  * The success of a route that streams a CSV download (`text/csv; charset=utf-8`, as an attachment):
- * its handler returns a `CsvReply`, sent as is, without JSON shaping.
+ * its handler returns a `CsvReply`, sent as is, without JSON shaping. `headers` documents the
+ * headers the download carries besides the usual ones (name -> description).
  * @example response: csvResponse('The companies, one per line')
  */
-export function csvResponse(description: string) {
-  return { status: 200, description, contentType: 'text/csv', schema: csvReply } as const
+export function csvResponse(description: string, headers?: Record<string, string>) {
+  return {
+    status: 200,
+    description,
+    contentType: 'text/csv',
+    schema: csvReply,
+    ...(headers ? { headers } : {}),
+  } as const
 }
 
 /**
@@ -133,7 +161,14 @@ export interface RouteDefinition<
    * What success answers: JSON shaped by `schema`; a 204 has no body (its schema is `z.undefined()`);
    * `contentType: 'text/csv'` (see `csvResponse`) a streamed CSV download.
    */
-  response: { status: 200 | 201 | 202 | 204; description: string; schema: R; contentType?: 'text/csv' }
+  response: {
+    status: 200 | 201 | 202 | 204
+    description: string
+    schema: R
+    contentType?: 'text/csv'
+    /** CSV routes: headers sent besides the usual ones (name -> description). */
+    headers?: Record<string, string>
+  }
   /** Error codes specific to this route; authentication, scope, rate limit and 500 are implied. */
   errors: readonly ErrorCode[]
   example(ids: ExampleIds): RouteExample

@@ -11,7 +11,6 @@ export interface ErrorEntry {
 }
 
 const phoneSearch = 'phone number search (POST /visitor-tracking/phone-number-search), not built yet'
-const audienceExport = 'list audience export, not built yet'
 
 /**
  * The error catalogue: every error the service reports, with its stable string code, HTTP status
@@ -45,13 +44,9 @@ export const errorCatalogue = {
     message: 'The phone number is already unlocked',
     reservedFor: phoneSearch,
   },
-  organization_not_found: { statusCode: 404, message: 'Organization not found', reservedFor: audienceExport },
-  list_not_found: { statusCode: 404, message: 'List not found', reservedFor: audienceExport },
-  no_enriched_emails: {
-    statusCode: 409,
-    message: 'The list has no enriched emails',
-    reservedFor: audienceExport,
-  },
+  organization_not_found: { statusCode: 404, message: 'Organization not found' },
+  list_not_found: { statusCode: 404, message: 'List not found' },
+  no_enriched_emails: { statusCode: 409, message: 'The list has no enriched emails' },
   resource_not_found: { statusCode: 404, message: 'Resource not found' },
   route_not_found: { statusCode: 404, message: 'Route not found' },
   method_not_allowed: { statusCode: 405, message: 'The path exists, but not with this method' },

@@ -3,6 +3,7 @@ import { apiKeyRoutes } from './api-keys.js'
 import { companyRoutes } from './companies.js'
 import { contactRoutes } from './contacts.js'
 import { icpConfigRoutes } from './icp-configs.js'
+import { listRoutes } from './lists.js'
 import { organizationRoutes } from './organizations.js'
 import { partnerRoutes } from './partner.js'
 import { partnerIcpConfigRoutes } from './partner-icp-configs.js'
@@ -20,4 +21,5 @@ export const routes: readonly Route[] = [
   ...partnerIcpConfigRoutes,
   ...companyRoutes,
   ...contactRoutes,
+  ...listRoutes,
 ]

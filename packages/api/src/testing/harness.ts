@@ -14,6 +14,7 @@ import {
   type Repositories,
   type Scope,
   type Store,
+  saveList,
 } from '@visitor-id/core'
 import { tempDir } from '@visitor-id/core/testing'
 import { type RunningServer, startServer } from '@visitor-id/server'
@@ -55,6 +56,11 @@ export interface Harness {
     pages?: number,
     options?: { visitorId?: string; country?: string; utmSource?: string; companyId?: string },
   ): Promise<{ visitorId: string; sessionId: string }>
+  /**
+   * A saved list of the organization over every contact, with at least one contact with an email
+   * (one is imported the first time), so its export has lines; returns its id.
+   */
+  createList(organizationId: string): Promise<string>
   /** An imported company with these fields; returns its id. */
   seedCompany(fields: Record<string, string>): Promise<string>
   stop(): Promise<void>
@@ -69,6 +75,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const { repos, store } = server
   // Config writes take an organization lock; the test's own fixtures need no other process.
   const { locks } = createCoordination()
+  let fixtureContact: Promise<void> | undefined
   return {
     server,
     repos,
@@ -132,6 +139,27 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
           : { filter: { company: { industries: ['SaaS'] } } }),
       })
       return config.slug
+    },
+    async createList(organizationId) {
+      fixtureContact ??= (async () => {
+        const at = new Date().toISOString()
+        await store.insert('contacts', [
+          {
+            id: 'fixture-contact',
+            email: 'fixture@contact.test',
+            created_at: at,
+            updated_at: at,
+            version: 1,
+          },
+        ])
+      })()
+      await fixtureContact
+      const list = await saveList({ store, repos, locks }, organizationId, {
+        name: `Fixture ${randomUUID()}`,
+        filter: {},
+        contactsFound: 1,
+      })
+      return list.id
     },
     async seedCompany(fields) {
       const id = `cmp_${randomUUID().slice(0, 8)}`
