@@ -16,9 +16,19 @@ beforeAll(async () => {
   const { visitorId } = await h.seedVisitor(h.boot.organizationId)
   const sacrificial = await h.createKey(h.boot.organizationId, ['read'])
   const member = await h.addMember(h.boot.organizationId)
+  const listId = await h.createList(h.boot.organizationId)
   pools = {
     // Real ids reach deep into the handlers; the bootstrap key's own id is left out so it survives.
-    ids: [h.boot.organizationId, h.boot.userId, visitorId, sacrificial.id, member, 'jsSnippet', 'tagManager'],
+    ids: [
+      h.boot.organizationId,
+      h.boot.userId,
+      visitorId,
+      sacrificial.id,
+      member,
+      listId,
+      'jsSnippet',
+      'tagManager',
+    ],
     keys: [h.boot.apiKey, h.boot.partnerKey],
   }
 })
@@ -44,6 +54,7 @@ function body(route: Route) {
     keyId: '',
     icpConfigSlug: '',
     partnerIcpConfigSlug: '',
+    listId: '',
   }).body
   const near =
     example && typeof example === 'object' && !Array.isArray(example)

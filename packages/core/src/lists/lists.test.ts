@@ -50,7 +50,8 @@ const contacts: Contact[] = Array.from({ length: 600 }, (_, n) => {
   const shared = n % 5 === 0 ? `shared${n % 20}` : `person${n}`
   return {
     id: `contact-${n}`,
-    email: kind <= 2 ? (kind === 1 ? `  ${shared.toUpperCase()}@Example.TEST ` : `${shared}@example.test`) : '',
+    email:
+      kind <= 2 ? (kind === 1 ? `  ${shared.toUpperCase()}@Example.TEST ` : `${shared}@example.test`) : '',
     personal_email: kind === 3 || kind === 1 ? ` Home${n}@Mail.test` : '',
     ...(kind === 4 ? { email_sha256: sha256(`hashed${n}@example.test`).toUpperCase() } : {}),
     seniority: pick(['vp', 'c-level', 'senior', 'entry'], n * 7),
