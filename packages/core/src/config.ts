@@ -47,6 +47,12 @@ export const configSchema = z.object({
   CLICKHOUSE_SESSIONS: z.coerce.number().int().min(1).max(16).default(4),
   ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   ICP_RESCORE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  LIST_AUTO_REFRESH_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(30 * 86_400_000)
+    .default(86_400_000),
   REDIS_URL: optionalUrl(['redis:', 'rediss:']),
   REDIS_PREFIX: z.string().default('vid:'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -99,6 +105,8 @@ export interface Config {
   entityCacheTtlMs: number
   /** How often a worker scores the visitors that changed since its last pass (ICP incremental). */
   icpRescoreIntervalMs: number
+  /** How old a list with auto-update may get before the worker refreshes it (default 24 hours). */
+  listAutoRefreshMs: number
   redis: { url: string | undefined; prefix: string }
   logLevel: RawConfig['LOG_LEVEL']
   trustProxy: boolean
@@ -191,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     entityCacheTtlMs: c.ENTITY_CACHE_TTL_MS,
     icpRescoreIntervalMs: c.ICP_RESCORE_INTERVAL_MS,
+    listAutoRefreshMs: c.LIST_AUTO_REFRESH_MS,
     redis: { url: c.REDIS_URL, prefix: c.REDIS_PREFIX },
     logLevel: c.LOG_LEVEL,
     trustProxy: c.TRUST_PROXY,

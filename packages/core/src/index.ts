@@ -41,6 +41,7 @@ export {
   type RateLimiterOptions,
   type RateLimitResult,
 } from './coordination/index.js'
+export type { PeriodicTask } from './coordination/periodic.js'
 export {
   type AdjustCreditsInput,
   adjustCredits,
@@ -132,6 +133,7 @@ export {
   refreshList,
   type SaveListInput,
   saveList,
+  startListAutoRefresh,
 } from './lists/lists.js'
 export {
   addressOrganization,

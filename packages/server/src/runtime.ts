@@ -10,6 +10,7 @@ import {
   eventJobName,
   type IncrementalScoring,
   migrate,
+  type PeriodicTask,
   type Repositories,
   readMigrations,
   recalculationJobName,
@@ -17,6 +18,7 @@ import {
   type Store,
   startEventDispatcher,
   startIncrementalScoring,
+  startListAutoRefresh,
 } from '@visitor-id/core'
 import { createIngestService, createMetricsRegistry, type IngestService } from '@visitor-id/ingest'
 import type { FastifyInstance } from 'fastify'
@@ -72,6 +74,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let ingest: IngestService | undefined
   let scoring: IncrementalScoring | undefined
   let dispatcher: EventDispatcher | undefined
+  let listRefresh: PeriodicTask | undefined
   let admin: AdminSocket | undefined
   const cleanup = async () => {
     await admin?.close()
@@ -139,6 +142,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
         runRecalculation(deps, job.data as Parameters<typeof runRecalculation>[1]),
       )
       scoring = startIncrementalScoring(deps, config.icpRescoreIntervalMs)
+      listRefresh = startListAutoRefresh(
+        { store, repos, locks: coordination.locks },
+        { refreshAfterMs: config.listAutoRefreshMs, log: app.log },
+      )
       // Stored events go to the job queue. Their consumers (webhooks, email) come with their
       // features; until then each event is logged, by id and type only (no personal data).
       dispatcher = startEventDispatcher(deps)
@@ -168,6 +175,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const runningIngest = ingest
     const runningScoring = scoring
     const runningDispatcher = dispatcher
+    const runningListRefresh = listRefresh
     const runningAdmin = admin
     return {
       app: running,
@@ -183,6 +191,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await running.close()
           await runningScoring?.stop()
           await runningDispatcher?.stop()
+          await runningListRefresh?.stop()
           // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
           await runningIngest?.close()
           await coordination?.close()

@@ -7,6 +7,7 @@
 // Refreshes and deletes of one list take the list's lock, and read the list from the store (not
 // from memory) once they hold it: a refresh that raced a delete finds the list gone and stops
 // instead of bringing it back.
+import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import { type Locks, LockTimeoutError } from '../coordination/ports.js'
 import { AppError, appError } from '../errors.js'
 import { randomToken } from '../ids.js'
@@ -241,4 +242,31 @@ export async function refreshDueLists(
     }
   }
   return refreshed
+}
+
+/**
+ * The worker's automatic refreshes: every minute (or every `refreshAfterMs`, if shorter) one process
+ * at a time refreshes the lists that are due (`refreshDueLists`).
+ * @example const task = startListAutoRefresh(deps, { refreshAfterMs: config.listAutoRefreshMs, log })
+ */
+export function startListAutoRefresh(
+  deps: ListDeps,
+  options: {
+    refreshAfterMs: number
+    log: { warn(details: object, message: string): void }
+  },
+): PeriodicTask {
+  return startPeriodicTask({
+    locks: deps.locks,
+    lockName: 'lists:auto-refresh',
+    lockTtlMs: refreshLeaseMs,
+    intervalMs: Math.min(60_000, options.refreshAfterMs),
+    pass: async () => {
+      await refreshDueLists(deps, {
+        intervalMs: options.refreshAfterMs,
+        onError: (error, list) => options.log.warn({ err: error, listId: list.id }, 'list refresh failed'),
+      })
+    },
+    onError: (error) => options.log.warn({ err: error }, 'list auto-refresh pass failed'),
+  })
 }
