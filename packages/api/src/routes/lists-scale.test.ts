@@ -88,7 +88,10 @@ describe('a 1 M-member export', () => {
     let previous = ''
     let rest = ''
     const decoder = new TextDecoder()
-    for await (const chunk of response.body!) {
+    const reader = response.body!.getReader()
+    for (;;) {
+      const { done, value: chunk } = await reader.read()
+      if (done) break
       const text = rest + decoder.decode(chunk, { stream: true })
       const parts = text.split('\r\n')
       rest = parts.pop()!
