@@ -101,6 +101,22 @@ describe('API walkthrough over HTTP', () => {
     expect(profile.body.sessions[0]).toMatchObject({ utmSource: 'ad', exitPage: '/pricing' })
     expect(profile.body).not.toHaveProperty('phoneNumber')
 
+    // An audience: a list over the (here empty) contacts dataset; its export says why it is empty.
+    const list = await call('POST', `${api}/lists/save`, boot.apiKey, {
+      organizationId: boot.organizationId,
+      listName: 'CTOs',
+      contacts_found: 0,
+      filter: { contact: { job_titles: ['CTO'] } },
+    })
+    expect(list.body).toMatchObject({ name: 'CTOs', contactsNum: 0, autoUpdateStatus: 'disabled' })
+    const audience = await call(
+      'GET',
+      `${api}/lists/${list.body.id}/chat-ads-export?organizationId=${boot.organizationId}`,
+      readKey,
+    )
+    expect(audience.status).toBe(409)
+    expect(audience.body.code).toBe('no_enriched_emails')
+
     const revoked = await call(
       'DELETE',
       `${api}/organization/${boot.organizationId}/api-keys/${readKeyId}`,
