@@ -155,6 +155,22 @@ describe('countContacts', () => {
     expect(await countContacts(store, filter)).toBe(expected(filter))
   })
 
+  it('a three-key count equals the same count in plain SQL over contacts and companies', async () => {
+    const filter: Filter = {
+      company: { industries: ['SaaS', 'Fintech'] },
+      contact: { seniorities: ['vp', 'c-level'], countries: ['US', 'FR'] },
+    }
+    const [plain] = await store.query<{ n: number }>(
+      `SELECT count() AS n FROM contacts AS c FINAL
+       LEFT JOIN (SELECT id, domain, industry FROM companies FINAL) AS by_id ON by_id.id = c.company_id
+       LEFT JOIN (SELECT domain, industry FROM companies FINAL) AS by_domain ON by_domain.domain = c.company_domain
+       WHERE lower(if(c.company_id != '', by_id.industry, by_domain.industry)) IN ('saas', 'fintech')
+         AND lower(c.seniority) IN ('vp', 'c-level') AND lower(c.country) IN ('us', 'fr')`,
+    )
+    expect(Number(plain!.n)).toBeGreaterThan(0)
+    expect(await countContacts(store, filter)).toBe(Number(plain!.n))
+  })
+
   it('the generated data exercises every key (no filter above is trivially 0 or all)', () => {
     const all = expected({})
     expect(all).toBe(392)
