@@ -2,10 +2,16 @@
 
 -- What a filter reads of each contact, and nothing else: the contact keys, the contact's company
 -- reference and its enriched email's SHA-256. A count over 10 M contacts reads these few columns
--- (dictionary-encoded, so `lowerUTF8` runs once per distinct value) and merges versions on a
--- 128-bit key instead of the string id: 12 ms for a two-key count where the same count over
--- `contacts FINAL` took 160 ms. Written by the view below in the same insert as the contacts, so
--- it never lags the import; a re-imported contact replaces its row here as it does there.
+-- (dictionary-encoded, so `lowerUTF8` and `IN` run once per distinct value) and merges versions on
+-- a 128-bit key instead of the string id. Written by the view below in the same insert as the
+-- contacts, so it never lags the import; a re-imported contact replaces its row here as it does
+-- there, and the import merges the table into one part when it is done (FINAL over one part is
+-- nearly free: 3 ms for 10 M rows, 195 ms over five parts).
+--
+-- `company_key` is the contact's company as identification finds it, as a number: the hash of
+-- ('id', company_id) when the contact names a company id, else of ('domain', company_domain). The
+-- companies a filter matches hash the same way, so "the contact's company matches" is one integer
+-- set lookup per contact (24 ms for 10 M contacts, against 100 ms comparing the strings).
 --
 -- `email_sha256` is the contact's enriched email (DESIGN.md): its business email, else its personal
 -- one, as the lowercase hex SHA-256 of the trimmed, lowercased address; a hash imported without the
@@ -19,6 +25,7 @@ CREATE TABLE IF NOT EXISTS contact_facets {{on_cluster}} (
   country LowCardinality(String),
   company_id String,
   company_domain String,
+  company_key UInt64,
   email_sha256 String,
   version UInt64,
   is_deleted UInt8
@@ -30,6 +37,7 @@ SELECT
   reinterpretAsUInt128(sipHash128(id)) AS key,
   id AS contact_id,
   job_title, seniority, department, country, company_id, company_domain,
+  if(company_id != '', cityHash64('id', company_id), cityHash64('domain', company_domain)) AS company_key,
   multiIf(
     email != '', lower(hex(SHA256(lower(trimBoth(email))))),
     email_sha256 != '', lower(email_sha256),
@@ -46,6 +54,7 @@ SELECT
   reinterpretAsUInt128(sipHash128(id)) AS key,
   id AS contact_id,
   job_title, seniority, department, country, company_id, company_domain,
+  if(company_id != '', cityHash64('id', company_id), cityHash64('domain', company_domain)) AS company_key,
   multiIf(
     email != '', lower(hex(SHA256(lower(trimBoth(email))))),
     email_sha256 != '', lower(email_sha256),

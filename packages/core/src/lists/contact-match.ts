@@ -5,8 +5,9 @@
 // scoring. Contact keys hold for the contact. Company keys hold for the contact's company, found
 // as identification finds it: the imported company with the contact's `company_id` when it names
 // one, else the imported company with its `company_domain`. The company conditions run once over
-// `companies` (small) and the contacts are kept by membership of their reference in the result,
-// which costs a hash lookup per contact instead of a join of every contact with its company.
+// `companies` (small), and a contact is kept when its `company_key` (migration 0011: the hash of
+// its company id, else of its company domain) is one of the matching companies' keys: an integer
+// set lookup per contact instead of a join of every contact with its company.
 import { parseRules, toClickHouseSql } from '@visitor-id/icp-engine'
 import { factColumns } from '../icp/facts.js'
 import { filterToRules } from '../icp/filter-rules.js'
@@ -43,13 +44,15 @@ export function contactMatch(filter: Filter): ContactMatch {
   if (contact) conditions.push(contact.matched)
   if (company) {
     const matching = `(SELECT id, domain FROM (${companyFacts}) WHERE ${company.matched})`
-    let companyCondition = `if(company_id != '',
-      company_id IN (SELECT id FROM ${matching}),
-      company_domain != '' AND company_domain IN (SELECT domain FROM ${matching}))`
+    let companyCondition = `company_key IN (
+      SELECT cityHash64('id', id) FROM ${matching}
+      UNION ALL SELECT cityHash64('domain', domain) FROM ${matching} WHERE domain != '')`
+    // A company known only by the contact's domain has no other fact, so it can meet a filter of
+    // `domains` alone and nothing else.
     const keys = Object.entries(filter.company ?? {}).filter(([, values]) => values && values.length > 0)
     if (keys.length === 1 && keys[0]![0] === 'domains') {
       params.co_own_domains = filter.company!.domains!.map((domain) => domain.toLowerCase())
-      companyCondition = `(${companyCondition} OR has({co_own_domains:Array(String)}, lowerUTF8(company_domain)))`
+      companyCondition = `(${companyCondition} OR lowerUTF8(company_domain) IN {co_own_domains:Array(String)})`
     }
     conditions.push(companyCondition)
   }

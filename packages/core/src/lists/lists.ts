@@ -200,7 +200,7 @@ export async function deleteList(deps: ListDeps, list: ListRow): Promise<void> {
 export async function* listEmailHashes(
   store: Store,
   list: ListRow,
-  pageSize = 100_000,
+  pageSize = 25_000,
 ): AsyncGenerator<string> {
   let after = ''
   for (;;) {
