@@ -173,7 +173,7 @@ const baselinePlan = [
   {
     key: 'facetsContactKeys',
     label:
-      "its two contact keys alone as the endpoint writes them (`has(list, lowerUTF8(ifNull(seniority, '')))`), no FINAL",
+      "its two contact keys alone as the endpoint writes them (`lowerUTF8(ifNull(seniority, '')) IN {list}`), no FINAL",
     run: (store) => {
       const { where, params } = contactMatch({ contact: filters.count3.filter.contact })
       return store.query(`SELECT count() AS n FROM contact_facets ${where}`, params)
