@@ -2,18 +2,19 @@
 // migration 0008). A balance is the sum of the live entries' amounts, never a stored number.
 import { appError } from '../errors.js'
 import { newId, nextVersion } from '../ids.js'
+import type { Locks } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
 
 /**
  * What an entry is: `grant` (positive: credits given or bought), `charge` (negative: credits spent),
- * `adjustment` (either sign: a correction by an operator).
+ * `adjustment` (either sign: a correction by an operator), `reservation` (negative: credits held by
+ * a phone search while it runs; zero once released).
  */
-export type CreditEntryKind = 'grant' | 'charge' | 'adjustment'
+export type CreditEntryKind = 'grant' | 'charge' | 'adjustment' | 'reservation'
 
 /**
- * The kinds a balance sums. A later `reservation` kind (phone searches hold 5 credits while they
- * run) stays out of the balance: a reservation is replaced, under the same entry id, by its charge
- * or by a zero-amount release.
+ * The kinds a balance sums. Reservations stay out of the balance: a reservation is replaced, under
+ * the same entry id, by its charge or by a zero-amount release.
  */
 export const balanceKinds: readonly CreditEntryKind[] = ['grant', 'charge', 'adjustment']
 
@@ -33,6 +34,9 @@ export const initialGrantEntryId = 'initial'
 
 /** The entry id of a visitor's one identification charge. */
 export const identificationEntryId = (visitorId: string) => `identify:${visitorId}`
+
+/** The entry id of a phone search's reservation, and of its charge once a phone is found. */
+export const phoneSearchEntryId = (searchId: string) => `phone:${searchId}`
 
 /** The largest amount of one entry (sums of entries stay exact JavaScript numbers). */
 export const maxCreditAmount = 1_000_000_000
@@ -281,4 +285,59 @@ export function creditThresholdsCrossed(before: number, after: number, lastGrant
   if (lastGrant > 0 && before >= low && after < low) crossed.push('credits_low')
   if (before > 0 && after <= 0) crossed.push('credits_exhausted')
   return crossed
+}
+
+/** How long a reservation waits for the organization's credit lock (held only for a read and a write). */
+const creditLockMs = 10_000
+
+/**
+ * Holds `amount` credits for a running operation (a phone search) if the balance minus the
+ * reservations already held is at least `amount`: the read and the write happen under the
+ * organization's credit lock, so concurrent reservations, in any process, never hold more than
+ * the organization has. Overage (`maxOverages`) never counts. Returns whether it was reserved and
+ * what was available before.
+ * @example const { reserved } = await reserveCredits(store, locks, { organizationId, entryId: phoneSearchEntryId(id), amount: 5 })
+ */
+export async function reserveCredits(
+  store: Store,
+  locks: Locks,
+  input: { organizationId: string; entryId: string; amount: number; reason?: string },
+): Promise<{ reserved: boolean; available: number }> {
+  const organizationId = organizationIdOf(input.organizationId)
+  if (!isAmount(input.amount) || input.amount <= 0) throw invalid('amount', 'must be a positive integer')
+  const lock = await locks.acquire(`credits:${organizationId}`, creditLockMs, creditLockMs)
+  try {
+    const [row] = await store.query<{ available: number | string }>(
+      `SELECT sumIf(amount, kind IN (${kindList}, 'reservation')) AS available
+       FROM credit_ledger FINAL WHERE organization_id = {organizationId:UUID}`,
+      { organizationId },
+    )
+    const available = Number(row?.available ?? 0)
+    if (available < input.amount) return { reserved: false, available }
+    await writeEntry(store, 'reservation', {
+      organizationId,
+      entryId: input.entryId,
+      amount: -input.amount,
+      reason: input.reason,
+    })
+    return { reserved: true, available }
+  } finally {
+    await lock.release()
+  }
+}
+
+/** Turns a reservation into the charge it held (same entry id: counted once, however often written). */
+export async function captureReservation(
+  store: Store,
+  input: { organizationId: string; entryId: string; amount: number; reason?: string },
+): Promise<void> {
+  await writeEntry(store, 'charge', { ...input, amount: -Math.abs(input.amount) })
+}
+
+/** Gives a reservation's credits back (the entry stays, at zero). */
+export async function releaseReservation(
+  store: Store,
+  input: { organizationId: string; entryId: string; reason?: string },
+): Promise<void> {
+  await writeEntry(store, 'reservation', { ...input, amount: 0 })
 }

@@ -7,22 +7,13 @@
 // before the visitor row says it is identified: a crash in between stores it again under the
 // same id on the replay, never loses it, never doubles it.
 import { chargeIdentifications } from '../credits/ledger.js'
-import { organizationIcpConfigs } from '../icp/configs.js'
 import { nextVersion } from '../ids.js'
-import { getVisitorProfiles } from '../services/visitors.js'
 import type { Store } from '../store/client.js'
-import {
-  blankContactFields,
-  type CompanyRow,
-  companiesTable,
-  type Repositories,
-  type VisitorRow,
-  visitorsTable,
-} from '../store/entities.js'
+import { blankContactFields, type Repositories, type VisitorRow, visitorsTable } from '../store/entities.js'
 import { type ContactRow, emailKey, findContactsByKeys, normalizeEmail } from './contacts.js'
-import { appendEvents, eventIdOf, type StoredEvent } from './events.js'
+import { appendEvents, type StoredEvent } from './events.js'
 import type { IdentifiedVisitors } from './identified-visitors.js'
-import { identificationPayload } from './payload.js'
+import { visitorEvents } from './visitor-events.js'
 
 /** An identify hit as ingest stored it. */
 export interface IdentifyHit {
@@ -50,7 +41,6 @@ export interface IdentifyResult {
 const earliest = (a: string, b: string) => (Date.parse(a) <= Date.parse(b) ? a : b)
 const latest = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b)
 const visitorColumns = Object.keys(visitorsTable.columns).join(', ')
-const companyColumns = Object.keys(companiesTable.columns).join(', ')
 const contactFieldNames = Object.keys(blankContactFields) as (keyof typeof blankContactFields)[]
 /** Every text field of a visitor row empty: a visitor seen before, but never identified. */
 const blankVisitorFields = {
@@ -218,7 +208,16 @@ export async function identifyVisitors(
       rows.push(row)
       if (!before?.identified_at) firsts.push({ row, hit })
     }
-    events.push(...(await identifiedEvents(deps, organization, firsts.splice(0))))
+    events.push(
+      ...(await visitorEvents(
+        deps,
+        organization,
+        'visitor.identified',
+        firsts
+          .splice(0)
+          .map(({ row, hit }) => ({ visitor: row, sessionId: hit.session_id, timestamp: hit.timestamp })),
+      )),
+    )
   }
   result.firstIdentifications = events.length
   // The events first: a crash before the visitor rows are written identifies again on the replay,
@@ -233,71 +232,4 @@ export async function identifyVisitors(
   for (const row of [...unchanged, ...rows]) deps.identified?.remember(row)
   result.visitors = rows
   return result
-}
-
-/**
- * `visitor.identified` for the visitors of one organization identified now, with the whole
- * identification payload: one read of their timelines and one of their companies for all of them.
- */
-async function identifiedEvents(
-  deps: IdentifyDeps,
-  organization: { id: string; name: string },
-  firsts: readonly { row: VisitorRow; hit: IdentifyHit }[],
-): Promise<StoredEvent[]> {
-  if (firsts.length === 0) return []
-  const [pixelConfig, icpConfigs] = await Promise.all([
-    deps.repos.pixelConfigs.get({ organization_id: organization.id }),
-    organizationIcpConfigs(deps.repos, organization.id),
-  ])
-  const ipTracking = pixelConfig?.ip_tracking ?? false
-  const companyIds = [...new Set(firsts.map(({ row }) => row.company_id).filter(Boolean))]
-  const companies = new Map(
-    companyIds.length === 0
-      ? []
-      : (
-          await deps.store.query<CompanyRow>(
-            `SELECT ${companyColumns} FROM companies FINAL WHERE id IN {ids:Array(String)}`,
-            { ids: companyIds },
-          )
-        ).map((company) => [company.id, company]),
-  )
-  // Only the sessions of the hits (the rest of a visitor's timeline is not in the payload).
-  const profiles = await getVisitorProfiles(
-    deps.store,
-    organization.id,
-    firsts.map(({ row }) => row.id),
-    { ipTracking, icpConfigs, sessionIds: firsts.map(({ hit }) => hit.session_id) },
-  )
-  return firsts.map(({ row: visitor, hit }) => {
-    const profile = profiles.get(visitor.id)
-    const session = profile?.sessions.find((s) => s.id === hit.session_id) ?? profile?.sessions[0]
-    const payload = identificationPayload({
-      eventType: 'visitor.identified',
-      timestamp: hit.timestamp,
-      organization,
-      ipTracking,
-      visitor,
-      icp: {
-        icp: profile?.icp ?? false,
-        icpStatuses: profile?.icpStatuses ?? {},
-        personaMatch: profile?.personaMatch ?? false,
-      },
-      company: companies.get(visitor.company_id),
-      session,
-      // The visitor's first session started when the visitor was first seen.
-      firstVisit: !session || Date.parse(session.startedAt) <= Date.parse(visitor.first_seen_at),
-      pageViews: (profile?.pageViews ?? [])
-        .filter((view) => !session || view.sessionId === session.id)
-        .map((view) => ({ url: view.url, visitedAt: view.visitedAt }))
-        .reverse(),
-    })
-    return {
-      event_id: eventIdOf('visitor.identified', organization.id, visitor.id),
-      type: 'visitor.identified' as const,
-      organization_id: organization.id,
-      visitor_id: visitor.id,
-      payload: JSON.stringify(payload),
-      created_at: hit.timestamp,
-    }
-  })
 }
