@@ -55,6 +55,7 @@ function body(route: Route) {
     icpConfigSlug: '',
     partnerIcpConfigSlug: '',
     listId: '',
+    personVisitorId: '',
   }).body
   const near =
     example && typeof example === 'object' && !Array.isArray(example)

@@ -98,6 +98,8 @@ async function exampleRequest(route: Route, organizationId = h.boot.organization
       : '',
     // The list belongs to the organization addressed: another tenant's list when told so.
     listId: route.tenancy === 'list-param' ? await h.createList(organizationId) : '',
+    // A fresh person each time: a search started by one request is ongoing for the next.
+    personVisitorId: route.path.includes('phone-number-search') ? await h.seedPerson(organizationId) : '',
   })
   let url = `/api/v1${route.path}`
   for (const [name, value] of Object.entries(example.params ?? {}))

@@ -165,6 +165,7 @@ const placeholderIds = {
   icpConfigSlug: 'enterprise-us',
   partnerIcpConfigSlug: 'enterprise-us',
   listId: 'list_0123456789abcdef01234567',
+  personVisitorId: '3f1c2a4e-0000-4000-8000-000000000004',
 }
 
 /** JSON shaped by the response schema, nothing (204), or a CSV download (a string). */

@@ -9,6 +9,7 @@ import {
   createPartner,
   loadConfig,
   newId,
+  phoneSearchDeps,
   toErrorBody,
 } from '@visitor-id/core'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -62,6 +63,12 @@ beforeAll(async () => {
     store: h.store,
     repos: h.repos,
     coordination,
+    phone: phoneSearchDeps({
+      config: loadConfig({ DATA_DIR: '/nonexistent' }),
+      store: h.store,
+      repos: h.repos,
+      coordination,
+    }),
     keys,
     usage,
     log: app.log,

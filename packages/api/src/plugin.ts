@@ -3,6 +3,7 @@ import {
   type Coordination,
   createKeyAuthenticator,
   createKeyUsageRecorder,
+  phoneSearchDeps,
   type Repositories,
   type Store,
 } from '@visitor-id/core'
@@ -40,7 +41,8 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, optio
     return parseJson(request, text, done)
   })
 
-  const services: ApiServices = { config, store, repos, coordination, keys, usage, log: app.log }
+  const phone = phoneSearchDeps({ config, store, repos, coordination })
+  const services: ApiServices = { config, store, repos, coordination, keys, usage, phone, log: app.log }
   const limiter = coordination.createRateLimiter({ limit: config.apiRateLimit, windowMs: 60_000 })
   registerRoutes(app, routes, services, { limiter, limit: config.apiRateLimit })
 }

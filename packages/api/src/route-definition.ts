@@ -7,6 +7,7 @@ import type {
   KeyUsageRecorder,
   ListRow,
   OrganizationRow,
+  PhoneSearchDeps,
   Principal,
   Repositories,
   Scope,
@@ -58,6 +59,8 @@ export interface ApiServices {
   coordination: Coordination
   keys: KeyAuthenticator
   usage: KeyUsageRecorder
+  /** Phone searches: the configured provider and timeout (core phone/index.ts). */
+  phone: PhoneSearchDeps
   log: FastifyBaseLogger
 }
 
@@ -88,6 +91,8 @@ export interface ExampleIds {
   partnerIcpConfigSlug: string
   /** A saved list of the organization. */
   listId: string
+  /** A visitor of the organization identified as a person with a LinkedIn URL, never searched. */
+  personVisitorId: string
 }
 
 /** A valid request for the route; the tenant/scope matrix and the docs use it. */

@@ -24,6 +24,21 @@ const optionalUrl = (protocols: string[]) =>
     { message: `must be a URL (${protocols.join(' or ')})` },
   )
 
+/** A duration: milliseconds, or a number with `ms`, `s`, `m` or `h` (`10m`); at least 1 s. */
+const duration = z.union([z.number(), z.string()]).transform((value, context) => {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(String(value))
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match?.[2] ?? 'ms') as 'ms']
+  const ms = match ? Number(match[1]) * factor : Number.NaN
+  if (!Number.isFinite(ms) || ms < 1000 || ms > 7 * 86_400_000) {
+    context.addIssue({
+      code: 'custom',
+      message: 'must be a duration from 1s to 7 days (e.g. 600000, 10m, 30s)',
+    })
+    return z.NEVER
+  }
+  return Math.round(ms)
+})
+
 const roles = ['all', 'ingest', 'api', 'worker'] as const
 export type Role = (typeof roles)[number]
 
@@ -47,6 +62,19 @@ export const configSchema = z.object({
   CLICKHOUSE_SESSIONS: z.coerce.number().int().min(1).max(16).default(4),
   ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   ICP_RESCORE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  PHONE_PROVIDER: z.enum(['dataset', 'http']).default('dataset'),
+  PHONE_SEARCH_TIMEOUT: duration.default(600_000),
+  PHONE_HTTP_URL: optionalUrl(['http:', 'https:']),
+  PHONE_HTTP_METHOD: z.enum(['GET', 'POST']).default('GET'),
+  PHONE_HTTP_AUTH_HEADER: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9-]+:\s*\S/.test(v), {
+    message: 'must be "Header-Name: value"',
+  }),
+  PHONE_HTTP_PHONE_PATH: z.string().min(1).default('phone'),
+  PHONE_HTTP_MODE: z.enum(['sync', 'callback', 'poll']).default('sync'),
+  PHONE_HTTP_POLL_URL: optionalUrl(['http:', 'https:']),
+  PHONE_DEFAULT_COUNTRY: optionalString.refine((v) => v === undefined || /^[A-Za-z]{2}$/.test(v), {
+    message: 'must be a two-letter country code',
+  }),
   LIST_AUTO_REFRESH_MS: z.coerce
     .number()
     .int()
@@ -105,6 +133,20 @@ export interface Config {
   entityCacheTtlMs: number
   /** How often a worker scores the visitors that changed since its last pass (ICP incremental). */
   icpRescoreIntervalMs: number
+  phone: {
+    provider: 'dataset' | 'http'
+    /** How long a search may stay ongoing before it is expired, in ms. */
+    searchTimeoutMs: number
+    http: {
+      url: string | undefined
+      method: 'GET' | 'POST'
+      authHeader: { name: string; value: string } | undefined
+      phonePath: string
+      mode: 'sync' | 'callback' | 'poll'
+      pollUrl: string | undefined
+    }
+    defaultCountry: string | undefined
+  }
   /** How old a list with auto-update may get before the worker refreshes it (default 24 hours). */
   listAutoRefreshMs: number
   redis: { url: string | undefined; prefix: string }
@@ -200,6 +242,24 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     entityCacheTtlMs: c.ENTITY_CACHE_TTL_MS,
     icpRescoreIntervalMs: c.ICP_RESCORE_INTERVAL_MS,
     listAutoRefreshMs: c.LIST_AUTO_REFRESH_MS,
+    phone: {
+      provider: c.PHONE_PROVIDER,
+      searchTimeoutMs: c.PHONE_SEARCH_TIMEOUT,
+      http: {
+        url: c.PHONE_HTTP_URL,
+        method: c.PHONE_HTTP_METHOD,
+        authHeader: c.PHONE_HTTP_AUTH_HEADER
+          ? {
+              name: c.PHONE_HTTP_AUTH_HEADER.slice(0, c.PHONE_HTTP_AUTH_HEADER.indexOf(':')).trim(),
+              value: c.PHONE_HTTP_AUTH_HEADER.slice(c.PHONE_HTTP_AUTH_HEADER.indexOf(':') + 1).trim(),
+            }
+          : undefined,
+        phonePath: c.PHONE_HTTP_PHONE_PATH,
+        mode: c.PHONE_HTTP_MODE,
+        pollUrl: c.PHONE_HTTP_POLL_URL,
+      },
+      defaultCountry: c.PHONE_DEFAULT_COUNTRY?.toUpperCase(),
+    },
     redis: { url: c.REDIS_URL, prefix: c.REDIS_PREFIX },
     logLevel: c.LOG_LEVEL,
     trustProxy: c.TRUST_PROXY,

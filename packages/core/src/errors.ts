@@ -10,7 +10,6 @@ export interface ErrorEntry {
   reservedFor?: string
 }
 
-const phoneSearch = 'phone number search (POST /visitor-tracking/phone-number-search), not built yet'
 
 /**
  * The error catalogue: every error the service reports, with its stable string code, HTTP status
@@ -26,23 +25,23 @@ export const errorCatalogue = {
   insufficient_credits: {
     statusCode: 402,
     message: 'Not enough identification credits',
-    reservedFor: phoneSearch,
   },
-  no_linkedin: { statusCode: 400, message: 'The visitor has no LinkedIn URL', reservedFor: phoneSearch },
+  no_linkedin: { statusCode: 400, message: 'The visitor has no LinkedIn URL' },
   search_ongoing: {
     statusCode: 409,
     message: 'A phone number search is already running for this visitor',
-    reservedFor: phoneSearch,
   },
   not_found: {
     statusCode: 409,
     message: 'A previous search found no phone number; it is not retried',
-    reservedFor: phoneSearch,
+  },
+  retry_exhausted: {
+    statusCode: 409,
+    message: 'The one retry after an error or an expired search was used; the search is not retried again',
   },
   already_unlocked: {
     statusCode: 409,
     message: 'The phone number is already unlocked',
-    reservedFor: phoneSearch,
   },
   organization_not_found: { statusCode: 404, message: 'Organization not found' },
   list_not_found: { statusCode: 404, message: 'List not found' },

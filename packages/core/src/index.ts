@@ -136,6 +136,24 @@ export {
   startListAutoRefresh,
 } from './lists/lists.js'
 export {
+  acceptPhoneCallback,
+  autoEnrichPhone,
+  createPhoneProvider,
+  type PhoneSearchDeps,
+  type PhoneSearchJob,
+  type PhoneSearchRow,
+  type PhoneSearchStatus,
+  phoneSearchCost,
+  phoneSearchDeps,
+  phoneSearchJobName,
+  readPhoneSearch,
+  runPhoneSearchJob,
+  startPhoneSearch,
+  startPhoneSearchSweep,
+  sweepPhoneSearches,
+  toE164,
+} from './phone/index.js'
+export {
   addressOrganization,
   addressPartnerOrganization,
   hasScope,

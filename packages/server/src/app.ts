@@ -1,11 +1,14 @@
 import { apiDocsPlugin, apiPlugin } from '@visitor-id/api'
 import {
+  acceptPhoneCallback,
   appError,
   type Config,
   type Coordination,
   type EndpointDoc,
   isMigrated,
   type Migration,
+  type PhoneSearchDeps,
+  phoneSearchDeps,
   type Repositories,
   type Store,
   toErrorBody,
@@ -115,6 +118,73 @@ function createMethodIndex() {
 }
 
 /**
+ * Where a callback phone provider posts its answer (PHONE_HTTP_MODE=callback): the URL it was given
+ * holds the search and a random token of that search, checked against the token's stored SHA-256.
+ * No API key: the token is the credential. The URL is never logged (the route logs at `warn`, and
+ * its own failures without the URL). Always 200: `received` says whether the answer was applied.
+ */
+const phoneCallbackParams = z.object({
+  organizationId: z.string().max(64).describe('Organization id (UUID)'),
+  visitorId: z.string().max(64).describe('Visitor id (UUID)'),
+  searchId: z.string().max(64).describe('The search (`ps_` + 24 hex)'),
+  token: z.string().max(128).describe("The search's secret token, as the callback URL carries it"),
+})
+
+const phoneCallbackDoc: EndpointDoc = {
+  operationId: 'phoneSearchCallback',
+  method: 'POST',
+  path: '/phone-search/callback/{organizationId}/{visitorId}/{searchId}/{token}',
+  tag: 'Visitor tracking',
+  summary: "A phone provider's answer to a search (PHONE_HTTP_MODE=callback)",
+  description:
+    'Not for API clients: the URL is handed to the provider with each search (from PUBLIC_URL), and ' +
+    "its secret token is the credential (no API key; checked against the token's SHA-256, never " +
+    'logged). The body is read with PHONE_HTTP_PHONE_PATH, as a synchronous answer would be; ' +
+    '`{"status": "not_found"}` or no phone at the path means not found. The answer is 200 whatever ' +
+    'the search: `received: true` when it was applied; `false` for a search that is unknown, ' +
+    'finished (a repeated delivery) or of another token, so the endpoint tells no caller which ' +
+    'searches exist.',
+  params: phoneCallbackParams,
+  body: { contentTypes: ['application/json'], schema: z.unknown() },
+  responses: [
+    {
+      status: 200,
+      description: 'Acknowledged; `received` says whether it was applied',
+      schema: z.object({ received: z.boolean() }),
+    },
+  ],
+  errors: ['invalid_request', 'invalid_json', 'payload_too_large', 'unsupported_media_type'],
+  example: {
+    params: {
+      organizationId: '3f1c2a4e-0000-4000-8000-000000000001',
+      visitorId: '3f1c2a4e-0000-4000-8000-000000000004',
+      searchId: 'ps_0123456789abcdef01234567',
+      token: '0123456789abcdef0123456789abcdef0123456789abcdef',
+    },
+    body: { phone: '+14155552671' },
+  },
+}
+
+function registerPhoneCallback(app: FastifyInstance, phone: PhoneSearchDeps): void {
+  const params = phoneCallbackParams
+  app.post(
+    '/phone-search/callback/:organizationId/:visitorId/:searchId/:token',
+    { logLevel: 'warn', bodyLimit: 64 * 1024 },
+    async (request, reply) => {
+      const target = params.safeParse(request.params)
+      if (!target.success) {
+        return reply.code(400).send(toErrorBody(appError('invalid_request', 'Malformed callback URL')))
+      }
+      const received = await acceptPhoneCallback(phone, target.data, request.body).catch((error: unknown) => {
+        app.log.warn({ err: error }, 'phone search callback failed')
+        return false
+      })
+      return reply.code(200).send({ received })
+    },
+  )
+}
+
+/**
  * The HTTP application for one process: health routes, and ingest and/or the API by role.
  * @example const app = await buildApp({ config, store, repos, migrations, ingest })
  */
@@ -175,6 +245,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     await app.register(metricsPlugin, { registry: deps.metrics, token: config.metricsToken })
   }
   if (serveApi) {
+    registerPhoneCallback(app, phoneSearchDeps(deps))
     await app.register(apiPlugin, {
       prefix: '/api/v1',
       store: deps.store,
@@ -188,6 +259,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       endpoints: [
         ...trackingEndpointDocs(),
         ...healthEndpointDocs,
+        phoneCallbackDoc,
         ...(deps.metrics ? [metricsEndpointDoc({ token: config.metricsToken !== undefined })] : []),
       ],
       tagDescriptions,

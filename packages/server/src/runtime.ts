@@ -1,4 +1,5 @@
 import {
+  autoEnrichPhone,
   bootstrapIfEmpty,
   type Config,
   type Coordination,
@@ -11,14 +12,19 @@ import {
   type IncrementalScoring,
   migrate,
   type PeriodicTask,
+  type PhoneSearchJob,
+  phoneSearchDeps,
+  phoneSearchJobName,
   type Repositories,
   readMigrations,
   recalculationJobName,
+  runPhoneSearchJob,
   runRecalculation,
   type Store,
   startEventDispatcher,
   startIncrementalScoring,
   startListAutoRefresh,
+  startPhoneSearchSweep,
 } from '@visitor-id/core'
 import { createIngestService, createMetricsRegistry, type IngestService } from '@visitor-id/ingest'
 import type { FastifyInstance } from 'fastify'
@@ -75,6 +81,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let scoring: IncrementalScoring | undefined
   let dispatcher: EventDispatcher | undefined
   let listRefresh: PeriodicTask | undefined
+  let phoneSweep: PeriodicTask | undefined
   let admin: AdminSocket | undefined
   const cleanup = async () => {
     await admin?.close()
@@ -149,8 +156,22 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // Stored events go to the job queue. Their consumers (webhooks, email) come with their
       // features; until then each event is logged, by id and type only (no personal data).
       dispatcher = startEventDispatcher(deps)
+      // Phone searches: the provider is asked by jobs; a sweep expires searches past
+      // PHONE_SEARCH_TIMEOUT, and its first pass asks again about the searches a stopped process
+      // left ongoing (an in-memory queue loses their jobs).
+      const phone = phoneSearchDeps({ config, store, repos, coordination })
+      coordination.jobs.process<PhoneSearchJob>(
+        phoneSearchJobName,
+        (job) => runPhoneSearchJob(phone, job.data),
+        {
+          concurrency: 4,
+        },
+      )
+      phoneSweep = startPhoneSearchSweep(phone, app.log)
       coordination.jobs.process<EventJob>(eventJobName, async (job) => {
         app?.log.info({ eventId: job.data.eventId, type: job.data.type }, 'event')
+        // Auto phone enrichment of a newly identified visitor (the organization's setting decides).
+        await autoEnrichPhone(phone, job.data)
       })
     }
     const address = await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
@@ -176,6 +197,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const runningScoring = scoring
     const runningDispatcher = dispatcher
     const runningListRefresh = listRefresh
+    const runningPhoneSweep = phoneSweep
     const runningAdmin = admin
     return {
       app: running,
@@ -192,6 +214,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await runningScoring?.stop()
           await runningDispatcher?.stop()
           await runningListRefresh?.stop()
+          await runningPhoneSweep?.stop()
           // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
           await runningIngest?.close()
           await coordination?.close()

@@ -4,6 +4,8 @@ import {
   getPixelConfig,
   getVisitorProfile,
   organizationIcpConfigs,
+  readPhoneSearch,
+  startPhoneSearch,
   updatePixelConfig,
 } from '@visitor-id/core'
 import { renderSnippet, type SnippetType, snippetTypes } from '@visitor-id/pixel'
@@ -12,7 +14,13 @@ import { z } from 'zod'
 import { iso, presentPixelConfig } from '../presenters.js'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
 import { hostname, httpUrl, organizationIdParam, pathId } from '../schemas/common.js'
-import { pixelConfigSchema, visitorProfileSchema } from '../schemas/resources.js'
+import {
+  phoneSearchDescription,
+  phoneSearchErrors,
+  phoneSearchReplySchema,
+  pixelConfigSchema,
+  visitorProfileSchema,
+} from '../schemas/resources.js'
 import { addressed } from './context.js'
 
 const organizationParams = z.object({ organizationId: organizationIdParam })
@@ -147,8 +155,8 @@ export const visitorTrackingRoutes: Route[] = [
     tag: 'Visitor tracking',
     summary: 'Get a visitor profile',
     description:
-      'Contact, company, sessions (newest first) and page views. `phoneNumber` and ' +
-      '`phoneNumberSearchStatus` appear only once the organization has unlocked the phone.',
+      'Contact, company, sessions (newest first) and page views. `phoneNumber` (E.164) and ' +
+      '`phoneNumberSearchStatus` appear only once a phone search found the phone (and charged for it).',
     params: organizationParams.extend({ visitorId: pathId('Visitor id (UUID)') }),
     response: { status: 200, description: 'The visitor profile', schema: visitorProfileSchema },
     errors: [],
@@ -160,14 +168,22 @@ export const visitorTrackingRoutes: Route[] = [
         services.repos.pixelConfigs.get({ organization_id: id }),
         organizationIcpConfigs(services.repos, id),
       ])
-      const profile = await getVisitorProfile(services.store, id, params.visitorId.toLowerCase(), {
-        ipTracking: config?.ip_tracking ?? false,
-        icpConfigs,
-        companyOf: (companyId) => services.repos.companies.get({ id: companyId }),
-      })
+      const visitorId = params.visitorId.toLowerCase()
+      const [profile, phone] = await Promise.all([
+        getVisitorProfile(services.store, id, visitorId, {
+          ipTracking: config?.ip_tracking ?? false,
+          icpConfigs,
+          companyOf: (companyId) => services.repos.companies.get({ id: companyId }),
+        }),
+        // A second point read, side by side with the profile's: the phone once a search found it.
+        /^[0-9a-f-]{36}$/.test(visitorId) ? readPhoneSearch(services.store, id, visitorId) : undefined,
+      ])
       if (!profile) throw appError('resource_not_found', 'Visitor not found')
       return {
         ...profile,
+        ...(phone?.status === 'found'
+          ? { phoneNumber: phone.phone, phoneNumberSearchStatus: 'found' as const }
+          : {}),
         firstSeenAt: iso(profile.firstSeenAt),
         lastSeenAt: iso(profile.lastSeenAt),
         sessions: profile.sessions.map((s) => ({
@@ -177,6 +193,31 @@ export const visitorTrackingRoutes: Route[] = [
         })),
         pageViews: profile.pageViews.map((p) => ({ ...p, visitedAt: iso(p.visitedAt) })),
       }
+    },
+  }),
+  defineRoute({
+    operationId: 'searchVisitorPhoneNumber',
+    method: 'POST',
+    path: '/visitor-tracking/phone-number-search',
+    auth: 'organization',
+    scope: 'write',
+    tenancy: 'organization-body',
+    tag: 'Visitor tracking',
+    summary: "Start a search for a visitor's phone number",
+    description: phoneSearchDescription,
+    body: z.strictObject({
+      organizationId: z.string().min(1).max(64).describe('Organization id (UUID)'),
+      visitorId: z.string().min(1).max(64).describe('Visitor id (UUID)'),
+    }),
+    response: { status: 200, description: 'The search started', schema: phoneSearchReplySchema },
+    errors: phoneSearchErrors,
+    example: (ids) => ({ body: { organizationId: ids.organizationId, visitorId: ids.personVisitorId } }),
+    async handler({ organization, body, services }) {
+      const started = await startPhoneSearch(services.phone, {
+        organization: addressed(organization),
+        visitorId: body.visitorId,
+      })
+      return { phoneNumberSearchStatus: started.status, visitorId: started.visitorId }
     },
   }),
 ]

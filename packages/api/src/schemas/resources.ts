@@ -190,5 +190,35 @@ export const visitorProfileSchema = z.object({
   phoneNumberSearchStatus: z
     .enum(['not_started', 'ongoing', 'found', 'not_found', 'error'])
     .optional()
-    .describe('Only once the organization has unlocked the phone'),
+    .describe('Only once the organization has unlocked the phone (then `found`)'),
 })
+
+/** The reply of both phone search routes (spec: `{phoneNumberSearchStatus, visitorId}`). */
+export const phoneSearchReplySchema = z
+  .object({
+    phoneNumberSearchStatus: z
+      .enum(['ongoing', 'found', 'not_found', 'error'])
+      .describe('`ongoing` once started: poll the visitor profile or wait for `visitor.phone_revealed`'),
+    visitorId: z.string(),
+  })
+  .describe('PhoneNumberSearch')
+
+/** The codes a phone search start may answer, in the order they are checked. */
+export const phoneSearchErrors = [
+  'not_plus_employee',
+  'resource_not_found',
+  'no_linkedin',
+  'search_ongoing',
+  'already_unlocked',
+  'not_found',
+  'retry_exhausted',
+  'insufficient_credits',
+] as const
+
+export const phoneSearchDescription =
+  'B2B (`plus_employee`) organizations only; the visitor needs a LinkedIn URL. Starting reserves 5 ' +
+  'identification credits (the balance minus other running searches must be at least 5); a found ' +
+  'phone charges them once, any other end gives them back. The search runs in the background: poll ' +
+  'the visitor profile (`phoneNumber` appears once found) or wait for `visitor.phone_revealed`. A ' +
+  'search that found nothing (`not_found`) is never retried; one that failed (`error`) or got no ' +
+  'answer within PHONE_SEARCH_TIMEOUT (`expired`) may be retried once.'

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import {
   type BootstrapFile,
+  blankContactFields,
   createApiKey,
   createCoordination,
   createIcpConfig,
@@ -61,6 +62,11 @@ export interface Harness {
    * (one is imported the first time), so its export has lines; returns its id.
    */
   createList(organizationId: string): Promise<string>
+  /**
+   * A visitor of the organization identified as a person with a LinkedIn URL (a visitors row and
+   * a page view), ready for a phone search; returns its id.
+   */
+  seedPerson(organizationId: string, fields?: Record<string, string>): Promise<string>
   /** An imported company with these fields; returns its id. */
   seedCompany(fields: Record<string, string>): Promise<string>
   stop(): Promise<void>
@@ -76,7 +82,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   // Config writes take an organization lock; the test's own fixtures need no other process.
   const { locks } = createCoordination()
   let fixtureContact: Promise<void> | undefined
-  return {
+  const harness: Harness = {
     server,
     repos,
     store,
@@ -161,6 +167,31 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       })
       return list.id
     },
+    async seedPerson(organizationId, fields = {}) {
+      const { visitorId } = await harness.seedVisitor(organizationId, 1)
+      const at = new Date().toISOString()
+      await repos.visitors.save({
+        ...blankContactFields,
+        id: visitorId,
+        organization_id: organizationId,
+        email: `${visitorId.slice(0, 8)}@person.test`,
+        first_name: 'Pat',
+        last_name: 'Person',
+        job_title: 'CTO',
+        seniority: 'c-level',
+        department: 'engineering',
+        country: 'US',
+        linkedin_url: `https://www.linkedin.com/in/${visitorId.slice(0, 8)}`,
+        company_id: '',
+        identified_at: at,
+        first_seen_at: at,
+        last_seen_at: at,
+        created_at: at,
+        updated_at: at,
+        ...fields,
+      })
+      return visitorId
+    },
     async seedCompany(fields) {
       const id = `cmp_${randomUUID().slice(0, 8)}`
       const at = new Date().toISOString()
@@ -200,6 +231,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       data.remove()
     },
   }
+  return harness
 }
 
 /** The error body DESIGN.md fixes, for `toEqual` / `toMatchObject`. */

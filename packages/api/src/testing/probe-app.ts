@@ -5,6 +5,7 @@ import {
   createKeyUsageRecorder,
   createMemoryCoordination,
   loadConfig,
+  phoneSearchDeps,
   toErrorBody,
 } from '@visitor-id/core'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -34,6 +35,12 @@ export async function startProbeApp(h: Harness, routes: Route[]): Promise<ProbeA
     store: h.store,
     repos: h.repos,
     coordination,
+    phone: phoneSearchDeps({
+      config: loadConfig({ DATA_DIR: '/nonexistent' }),
+      store: h.store,
+      repos: h.repos,
+      coordination,
+    }),
     keys: createKeyAuthenticator({ repos: h.repos }),
     usage,
     log: app.log,

@@ -1,8 +1,9 @@
 // Identification credits: a ledger of grants, charges and adjustments (table `credit_ledger`,
 // migration 0008). A balance is the sum of the live entries' amounts, never a stored number.
+
+import type { Locks } from '../coordination/ports.js'
 import { appError } from '../errors.js'
 import { newId, nextVersion } from '../ids.js'
-import type { Locks } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
 
 /**

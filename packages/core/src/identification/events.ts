@@ -28,6 +28,8 @@ export interface EventJob {
   eventId: string
   type: EventType
   organizationId: string
+  /** The visitor a visitor event is about. */
+  visitorId?: string | null | undefined
 }
 
 /**
@@ -80,7 +82,12 @@ export async function dispatchEvents(
   )
   if (pending.length === 0) return 0
   for (const event of pending) {
-    const job: EventJob = { eventId: event.event_id, type: event.type, organizationId: event.organization_id }
+    const job: EventJob = {
+      eventId: event.event_id,
+      type: event.type,
+      organizationId: event.organization_id,
+      visitorId: event.visitor_id,
+    }
     await deps.coordination.jobs.add(eventJobName, job, {
       jobId: `event:${event.event_id}`,
       attempts: 5,

@@ -15,6 +15,8 @@ export interface PhoneLookup {
   email: string
   firstName: string
   lastName: string
+  /** The contacts dataset row the visitor was identified as ('' when identified by email alone). */
+  contactId: string
   /** Where an asynchronous provider posts its answer (set when callbacks are configured). */
   callbackUrl?: string | undefined
 }
