@@ -10,7 +10,6 @@ export interface ErrorEntry {
   reservedFor?: string
 }
 
-
 /**
  * The error catalogue: every error the service reports, with its stable string code, HTTP status
  * and message. Code throws `AppError`s built from here; one handler renders them as
