@@ -353,7 +353,9 @@ describe('callbacks, restarts and auto enrichment', () => {
     await store.insert('phone_searches', [
       { ...row, started_at: new Date(Date.now() - 120_000).toISOString(), version: Date.now() * 1000 },
     ])
-    expect(await sweepPhoneSearches(depsWith(), { resume: true })).toMatchObject({ expired: 1, resumed: 1 })
+    expect(
+      await sweepPhoneSearches(depsWith(), { resumeStartedBefore: new Date().toISOString() }),
+    ).toMatchObject({ expired: 1, resumed: 1 })
     expect((await settle(org.id, waiting)).status).toBe('found')
     expect(await readPhoneSearch(store, org.id, overdue)).toMatchObject({ status: 'expired' })
     expect(await creditBalance(store, org.id)).toBe(5)

@@ -341,13 +341,14 @@ export async function acceptPhoneCallback(
 }
 
 /**
- * The worker's sweep: ongoing searches past the timeout become `expired` (credits released), and
- * ongoing ones of a process that stopped are asked again (their jobs may be lost with an
- * in-memory queue; a job run twice changes nothing twice). Returns what it did.
+ * The worker's sweep: ongoing searches past the timeout become `expired` (credits released). With
+ * `resumeStartedBefore`, ongoing searches started before that time are asked again: those of a
+ * process that stopped, whose jobs an in-memory queue lost (a job run twice changes nothing twice).
+ * Returns what it did.
  */
 export async function sweepPhoneSearches(
   deps: PhoneSearchDeps,
-  options: { resume?: boolean } = {},
+  options: { resumeStartedBefore?: string } = {},
 ): Promise<{ expired: number; resumed: number }> {
   const rows = await deps.store.query<PhoneSearchRow>(
     `SELECT organization_id, visitor_id, search_id,
@@ -365,7 +366,10 @@ export async function sweepPhoneSearches(
     }
     if (isOverdue(row, deps.timeoutMs)) {
       if (await applyPhoneOutcome(deps, job, { status: 'error', reason: 'timeout' })) expired++
-    } else if (options.resume) {
+    } else if (
+      options.resumeStartedBefore &&
+      Date.parse(row.started_at) < Date.parse(options.resumeStartedBefore)
+    ) {
       await deps.coordination.jobs.add(phoneSearchJobName, job, {
         jobId: `${row.search_id}:resume:${Date.now()}`,
       })
@@ -376,21 +380,23 @@ export async function sweepPhoneSearches(
 }
 
 /**
- * The worker's sweep, every quarter of the timeout (at most a minute): expires overdue searches;
- * the first pass also resumes the ongoing ones (see `sweepPhoneSearches`).
+ * The worker's sweep, every quarter of the timeout (at most a minute): expires overdue searches.
+ * With the in-memory queue (one process, no Redis), the first pass also asks again about the
+ * searches left ongoing before this process started; a Redis queue keeps their jobs itself.
  */
 export function startPhoneSearchSweep(
   deps: PhoneSearchDeps,
   log: { warn(details: object, message: string): void },
 ): PeriodicTask {
-  let first = true
+  const startedAt = new Date().toISOString()
+  let first = deps.coordination.kind === 'memory'
   return startPeriodicTask({
     locks: deps.coordination.locks,
     lockName: 'phone-search:sweep',
     lockTtlMs: 5 * 60_000,
     intervalMs: Math.max(250, Math.min(60_000, Math.floor(deps.timeoutMs / 4))),
     pass: async () => {
-      await sweepPhoneSearches(deps, { resume: first })
+      await sweepPhoneSearches(deps, first ? { resumeStartedBefore: startedAt } : {})
       first = false
     },
     onError: (error) => log.warn({ err: error }, 'phone search sweep failed'),
