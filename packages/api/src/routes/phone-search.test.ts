@@ -3,7 +3,7 @@
 // code of the spec's table, the partner route, the profile's phone and the credits.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { adjustCredits, creditBalance } from '@visitor-id/core'
+import { adjustCredits, appendEvents, creditBalance, eventIdOf } from '@visitor-id/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
@@ -214,5 +214,33 @@ describe('POST /partner/organizations/{organizationId}/visitors/{visitorId}/phon
       partnerKey: h.boot.partnerKey,
     })
     expect(foreign.json()).toEqual(errorBody(404, 'resource_not_found'))
+  })
+})
+
+describe('auto phone enrichment', () => {
+  it("the worker searches a newly identified visitor's phone once the organization enables it", async () => {
+    const enable = await h.request({
+      method: 'PATCH',
+      url: `/api/v1/organization/${h.boot.organizationId}/auto-phone-enrichment`,
+      payload: { enabled: true },
+    })
+    expect(enable.statusCode, enable.body).toBe(200)
+    // What identification stores for a visitor identified as a person: the dispatcher hands the
+    // event to the worker, whose consumer starts the search.
+    const visitorId = await person('found')
+    await appendEvents(h.store, [
+      {
+        event_id: eventIdOf('visitor.identified', h.boot.organizationId, visitorId),
+        type: 'visitor.identified',
+        organization_id: h.boot.organizationId,
+        visitor_id: visitorId,
+        payload: '{}',
+        created_at: new Date().toISOString(),
+      },
+    ])
+    expect(await until(visitorId, (body) => body.phoneNumber !== undefined)).toMatchObject({
+      phoneNumber: '+14155552671',
+      phoneNumberSearchStatus: 'found',
+    })
   })
 })
