@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import {
   type BootstrapFile,
-  blankContactFields,
   createApiKey,
   createCoordination,
   createIcpConfig,
@@ -16,8 +15,9 @@ import {
   type Scope,
   type Store,
   saveList,
+  type VisitorRow,
 } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
+import { personVisitorRow, tempDir } from '@visitor-id/core/testing'
 import { type RunningServer, startServer } from '@visitor-id/server'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
@@ -66,7 +66,7 @@ export interface Harness {
    * A visitor of the organization identified as a person with a LinkedIn URL (a visitors row and
    * a page view), ready for a phone search; returns its id.
    */
-  seedPerson(organizationId: string, fields?: Record<string, string>): Promise<string>
+  seedPerson(organizationId: string, fields?: Partial<VisitorRow>): Promise<string>
   /** An imported company with these fields; returns its id. */
   seedCompany(fields: Record<string, string>): Promise<string>
   stop(): Promise<void>
@@ -169,27 +169,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     },
     async seedPerson(organizationId, fields = {}) {
       const { visitorId } = await harness.seedVisitor(organizationId, 1)
-      const at = new Date().toISOString()
-      await repos.visitors.save({
-        ...blankContactFields,
-        id: visitorId,
-        organization_id: organizationId,
-        email: `${visitorId.slice(0, 8)}@person.test`,
-        first_name: 'Pat',
-        last_name: 'Person',
-        job_title: 'CTO',
-        seniority: 'c-level',
-        department: 'engineering',
-        country: 'US',
-        linkedin_url: `https://www.linkedin.com/in/${visitorId.slice(0, 8)}`,
-        company_id: '',
-        identified_at: at,
-        first_seen_at: at,
-        last_seen_at: at,
-        created_at: at,
-        updated_at: at,
-        ...fields,
-      })
+      await repos.visitors.save(personVisitorRow(organizationId, visitorId, fields))
       return visitorId
     },
     async seedCompany(fields) {

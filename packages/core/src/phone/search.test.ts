@@ -12,13 +12,14 @@ import { readEvents } from '../identification/events.js'
 import { createOrganization, createUser } from '../services/tenancy.js'
 import { createStore, type Store } from '../store/client.js'
 import {
-  blankContactFields,
   createRepositories,
   type OrganizationRow,
   type Repositories,
+  type VisitorRow,
 } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { timeUntil } from '../testing/poll.js'
+import { personVisitorRow } from '../testing/rows.js'
 import { tempDir } from '../testing/temp-dir.js'
 import { createDatasetPhoneProvider } from './dataset-provider.js'
 import { autoEnrichPhone } from './index.js'
@@ -82,28 +83,9 @@ async function organization(options: { plus?: boolean; credits?: number; auto?: 
   return organization
 }
 
-async function person(organizationId: string, fields: Record<string, string> = {}) {
+async function person(organizationId: string, fields: Partial<VisitorRow> = {}) {
   const id = randomUUID()
-  await repos.visitors.save({
-    ...blankContactFields,
-    id,
-    organization_id: organizationId,
-    email: `${id.slice(0, 8)}@person.test`,
-    first_name: 'Pat',
-    last_name: 'Person',
-    job_title: 'CTO',
-    seniority: 'c-level',
-    department: 'engineering',
-    country: 'US',
-    linkedin_url: `https://www.linkedin.com/in/p-${id.slice(0, 8)}`,
-    company_id: '',
-    identified_at: at(),
-    first_seen_at: at(),
-    last_seen_at: at(),
-    created_at: at(),
-    updated_at: at(),
-    ...fields,
-  })
+  await repos.visitors.save(personVisitorRow(organizationId, id, fields))
   return id
 }
 

@@ -1,4 +1,4 @@
 // Helpers for this project's own tests; not part of the service.
 export { timeUntil } from './poll.js'
-export { organizationRow } from './rows.js'
+export { organizationRow, personVisitorRow } from './rows.js'
 export { tempDir } from './temp-dir.js'

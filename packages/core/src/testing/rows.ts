@@ -1,5 +1,5 @@
 import { newId } from '../ids.js'
-import type { OrganizationRow } from '../store/entities.js'
+import { blankContactFields, type OrganizationRow, type VisitorRow } from '../store/entities.js'
 
 /** A complete organization row with fresh id and timestamps (for tests). */
 export function organizationRow(overrides: Partial<OrganizationRow> = {}): OrganizationRow {
@@ -15,6 +15,38 @@ export function organizationRow(overrides: Partial<OrganizationRow> = {}): Organ
     max_overages: null,
     auto_phone_enrichment: false,
     created_by_user_id: null,
+    created_at: now,
+    updated_at: now,
+    ...overrides,
+  }
+}
+
+/**
+ * A visitor row of someone identified as a person, with a LinkedIn URL made from the id (for
+ * tests of what persons allow: phone searches, auto enrichment).
+ */
+export function personVisitorRow(
+  organizationId: string,
+  id: string,
+  overrides: Partial<VisitorRow> = {},
+): VisitorRow {
+  const now = new Date().toISOString()
+  return {
+    ...blankContactFields,
+    id,
+    organization_id: organizationId,
+    email: `${id.slice(0, 8)}@person.test`,
+    first_name: 'Pat',
+    last_name: 'Person',
+    job_title: 'CTO',
+    seniority: 'c-level',
+    department: 'engineering',
+    country: 'US',
+    linkedin_url: `https://www.linkedin.com/in/p-${id.slice(0, 8)}`,
+    company_id: '',
+    identified_at: now,
+    first_seen_at: now,
+    last_seen_at: now,
     created_at: now,
     updated_at: now,
     ...overrides,
