@@ -56,6 +56,7 @@ function body(route: Route) {
     partnerIcpConfigSlug: '',
     listId: '',
     personVisitorId: '',
+    webhookLogId: '',
   }).body
   const near =
     example && typeof example === 'object' && !Array.isArray(example)

@@ -100,6 +100,7 @@ async function exampleRequest(route: Route, organizationId = h.boot.organization
     listId: route.tenancy === 'list-param' ? await h.createList(organizationId) : '',
     // A fresh person each time: a search started by one request is ongoing for the next.
     personVisitorId: route.path.includes('phone-number-search') ? await h.seedPerson(organizationId) : '',
+    webhookLogId: route.path.includes('/webhooks/logs/') ? await h.seedWebhookLog(h.boot.partnerId) : '',
   })
   let url = `/api/v1${route.path}`
   for (const [name, value] of Object.entries(example.params ?? {}))
@@ -208,6 +209,10 @@ describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as 
       if (addressingTenancies.includes(route.tenancy)) {
         expect(response.statusCode).toBe(404)
         expect(response.json()).toEqual(errorBody(404, notFoundCode(route)))
+      } else if (route.path.includes('{')) {
+        // A route on a resource of the caller's own (a partner's log entry) named in the path:
+        // another tenant's key finds nothing there.
+        expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
       } else {
         expect(response.statusCode).toBeLessThan(300)
         expect(response.body).not.toContain(h.boot.organizationId)

@@ -202,6 +202,7 @@ describe('the route table, the registered routes and the document', () => {
         partnerIcpConfigSlug: 'enterprise-us-2',
         listId: 'list_0123456789abcdef01234567',
         personVisitorId: '00000000-0000-4000-8000-000000000004',
+        webhookLogId: 'whl_x',
       })
       if (route.params) expect(route.params.safeParse(example.params).success, route.operationId).toBe(true)
       if (route.query) expect(route.query.safeParse(example.query).success, route.operationId).toBe(true)

@@ -166,6 +166,7 @@ const placeholderIds = {
   partnerIcpConfigSlug: 'enterprise-us',
   listId: 'list_0123456789abcdef01234567',
   personVisitorId: '3f1c2a4e-0000-4000-8000-000000000004',
+  webhookLogId: 'whl_0123456789abcdef01234567',
 }
 
 /** JSON shaped by the response schema, nothing (204), or a CSV download (a string). */

@@ -93,6 +93,8 @@ export interface ExampleIds {
   listId: string
   /** A visitor of the organization identified as a person with a LinkedIn URL, never searched. */
   personVisitorId: string
+  /** An entry of the partner's webhook delivery log. */
+  webhookLogId: string
 }
 
 /** A valid request for the route; the tenant/scope matrix and the docs use it. */

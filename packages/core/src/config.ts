@@ -62,6 +62,17 @@ export const configSchema = z.object({
   CLICKHOUSE_SESSIONS: z.coerce.number().int().min(1).max(16).default(4),
   ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   ICP_RESCORE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .default('60,300,1800,7200,21600')
+    .refine(
+      (v) => v.split(',').every((part) => /^\s*\d+(\.\d+)?\s*$/.test(part) && Number(part) <= 7 * 86_400),
+      {
+        message: 'must be seconds, comma-separated (e.g. 60,300,1800,7200,21600)',
+      },
+    ),
+  WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   PHONE_PROVIDER: z.enum(['dataset', 'http']).default('dataset'),
   PHONE_SEARCH_TIMEOUT: duration.default(600_000),
   PHONE_HTTP_URL: optionalUrl(['http:', 'https:']),
@@ -133,6 +144,14 @@ export interface Config {
   entityCacheTtlMs: number
   /** How often a worker scores the visitors that changed since its last pass (ICP incremental). */
   icpRescoreIntervalMs: number
+  webhooks: {
+    /** Seconds to wait before each retry; after the last, a delivery is `failed`. */
+    retryScheduleMs: number[]
+    /** Deliver to private, loopback and link-local addresses (tests, trusted networks). */
+    allowPrivate: boolean
+    /** Deliveries in flight per partner (one slow receiver never holds another partner's). */
+    concurrency: number
+  }
   phone: {
     provider: 'dataset' | 'http'
     /** How long a search may stay ongoing before it is expired, in ms. */
@@ -242,6 +261,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     entityCacheTtlMs: c.ENTITY_CACHE_TTL_MS,
     icpRescoreIntervalMs: c.ICP_RESCORE_INTERVAL_MS,
     listAutoRefreshMs: c.LIST_AUTO_REFRESH_MS,
+    webhooks: {
+      retryScheduleMs: c.WEBHOOK_RETRY_SCHEDULE.split(',').map((part) => Math.round(Number(part) * 1000)),
+      allowPrivate: c.WEBHOOK_ALLOW_PRIVATE,
+      concurrency: c.WEBHOOK_CONCURRENCY,
+    },
     phone: {
       provider: c.PHONE_PROVIDER,
       searchTimeoutMs: c.PHONE_SEARCH_TIMEOUT,

@@ -286,3 +286,23 @@ export {
   type EntityRepository,
   type FindOptions,
 } from './store/repository.js'
+export {
+  type AttemptRow,
+  type DeliveryRow,
+  enqueueStoredEvent,
+  enqueueWebhookEvent,
+  presentAttempt,
+  presentWebhookConfig,
+  readWebhookConfig,
+  redeliver,
+  sampleWebhookPayload,
+  startWebhookDispatcher,
+  testWebhook,
+  updateWebhookConfig,
+  type WebhookConfigRow,
+  type WebhookDeps,
+  type WebhookDispatcher,
+  type WebhookKind,
+  webhookKinds,
+  webhookLogs,
+} from './webhooks/webhooks.js'

@@ -8,6 +8,7 @@ import {
   createRepositories,
   type EventDispatcher,
   type EventJob,
+  enqueueStoredEvent,
   eventJobName,
   type IncrementalScoring,
   migrate,
@@ -25,6 +26,8 @@ import {
   startIncrementalScoring,
   startListAutoRefresh,
   startPhoneSearchSweep,
+  startWebhookDispatcher,
+  type WebhookDispatcher,
 } from '@visitor-id/core'
 import { createIngestService, createMetricsRegistry, type IngestService } from '@visitor-id/ingest'
 import type { FastifyInstance } from 'fastify'
@@ -82,6 +85,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let dispatcher: EventDispatcher | undefined
   let listRefresh: PeriodicTask | undefined
   let phoneSweep: PeriodicTask | undefined
+  let webhooks: WebhookDispatcher | undefined
   let admin: AdminSocket | undefined
   const cleanup = async () => {
     await admin?.close()
@@ -168,8 +172,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
         },
       )
       phoneSweep = startPhoneSearchSweep(phone, app.log)
+      // Partner webhooks: every event is queued for the partner of its organization (an outbox in
+      // the store), and the dispatcher delivers it.
+      const webhookDeps = { store, repos, coordination, settings: config.webhooks }
+      webhooks = startWebhookDispatcher(webhookDeps, { log: app.log })
       coordination.jobs.process<EventJob>(eventJobName, async (job) => {
         app?.log.info({ eventId: job.data.eventId, type: job.data.type }, 'event')
+        await enqueueStoredEvent(webhookDeps, job.data)
         // Auto phone enrichment of a newly identified visitor (the organization's setting decides).
         await autoEnrichPhone(phone, job.data)
       })
@@ -198,6 +207,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const runningDispatcher = dispatcher
     const runningListRefresh = listRefresh
     const runningPhoneSweep = phoneSweep
+    const runningWebhooks = webhooks
     const runningAdmin = admin
     return {
       app: running,
@@ -215,6 +225,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await runningDispatcher?.stop()
           await runningListRefresh?.stop()
           await runningPhoneSweep?.stop()
+          await runningWebhooks?.stop()
           // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
           await runningIngest?.close()
           await coordination?.close()

@@ -7,6 +7,7 @@ import { listRoutes } from './lists.js'
 import { organizationRoutes } from './organizations.js'
 import { partnerRoutes } from './partner.js'
 import { partnerIcpConfigRoutes } from './partner-icp-configs.js'
+import { partnerWebhookRoutes } from './partner-webhooks.js'
 import { pingRoutes } from './ping.js'
 import { visitorTrackingRoutes } from './visitor-tracking.js'
 
@@ -22,4 +23,5 @@ export const routes: readonly Route[] = [
   ...companyRoutes,
   ...contactRoutes,
   ...listRoutes,
+  ...partnerWebhookRoutes,
 ]

@@ -67,6 +67,11 @@ export interface Harness {
    * a page view), ready for a phone search; returns its id.
    */
   seedPerson(organizationId: string, fields?: Partial<VisitorRow>): Promise<string>
+  /**
+   * A delivery of an event to the partner's identification webhook and its first (failed) attempt,
+   * as the dispatcher writes them; returns the log entry's id.
+   */
+  seedWebhookLog(partnerId: string): Promise<string>
   /** An imported company with these fields; returns its id. */
   seedCompany(fields: Record<string, string>): Promise<string>
   stop(): Promise<void>
@@ -75,7 +80,15 @@ export interface Harness {
 /** Starts a server on a fresh data directory, with extra settings (e.g. `{ API_RATE_LIMIT: '5' }`). */
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
   const data = tempDir('vid-api-')
-  const config = loadConfig({ DATA_DIR: data.dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env })
+  // Webhooks may go to the tests' receivers on loopback; SSRF tests set WEBHOOK_ALLOW_PRIVATE=0.
+  const config = loadConfig({
+    DATA_DIR: data.dir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    ...env,
+  })
   const server = await startServer(config)
   const boot = JSON.parse(readFileSync(server.bootstrapFile, 'utf8')) as BootstrapFile
   const { repos, store } = server
@@ -171,6 +184,45 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       const { visitorId } = await harness.seedVisitor(organizationId, 1)
       await repos.visitors.save(personVisitorRow(organizationId, visitorId, fields))
       return visitorId
+    },
+    async seedWebhookLog(partnerId) {
+      const at = new Date().toISOString()
+      const deliveryId = `whd_${randomUUID()}_identification`
+      const logId = `whl_${randomUUID().replaceAll('-', '').slice(0, 24)}`
+      const common = {
+        partner_id: partnerId,
+        organization_id: boot.organizationId,
+        kind: 'identification',
+        event_id: randomUUID(),
+        event_type: 'visitor.identified',
+      }
+      await store.insert('webhook_deliveries', [
+        {
+          ...common,
+          id: deliveryId,
+          body: '{"event_type":"visitor.identified"}',
+          status: 'failed',
+          attempts: 1,
+          next_attempt_at: at,
+          created_at: at,
+          updated_at: at,
+          version: 1,
+        },
+      ])
+      await store.insert('webhook_attempts', [
+        {
+          ...common,
+          id: logId,
+          delivery_id: deliveryId,
+          attempt: 1,
+          status: 'failed',
+          status_code: 500,
+          error: 'HTTP 500',
+          attempted_at: at,
+          response_time_ms: 12,
+        },
+      ])
+      return logId
     },
     async seedCompany(fields) {
       const id = `cmp_${randomUUID().slice(0, 8)}`

@@ -1,0 +1,606 @@
+// Partner webhooks (DESIGN.md, "Partner webhooks"): each event of an organization goes to the
+// partner that manages it, signed, retried on a schedule, every attempt logged.
+//
+// The outbox is the store: `enqueueWebhookEvent` writes a delivery row, and the dispatcher (a
+// worker) sends due deliveries and writes their next state and an attempt row. Nothing depends on
+// Redis or on a process staying up: a delivery written is delivered after any restart or outage,
+// at least once, always with the same `X-Service-Event-Id` and the same bytes. Each partner's
+// deliveries are sent by one process at a time (its lock), with at most `concurrency` in flight,
+// and partners never wait for each other: a receiver that hangs for 10 s holds only its own.
+import type { Config } from '../config.js'
+import type { Coordination } from '../coordination/ports.js'
+import { appError } from '../errors.js'
+import { nextVersion, randomToken } from '../ids.js'
+import type { Store } from '../store/client.js'
+import type { Repositories } from '../store/entities.js'
+import { checkWebhookUrl, sendWebhook, type WebhookResponse } from './http-sender.js'
+import { webhookHeaders } from './signature.js'
+
+export const webhookKinds = ['identification', 'billing'] as const
+export type WebhookKind = (typeof webhookKinds)[number]
+export type DeliveryStatus = 'pending' | 'retrying' | 'success' | 'failed'
+
+export interface WebhookConfigRow {
+  partner_id: string
+  kind: WebhookKind
+  url: string
+  secret: string
+  enabled: boolean
+  created_at: string
+  updated_at: string
+}
+
+export interface DeliveryRow {
+  id: string
+  partner_id: string
+  organization_id: string
+  kind: WebhookKind
+  event_id: string
+  event_type: string
+  body: string
+  status: DeliveryStatus
+  attempts: number
+  next_attempt_at: string
+  created_at: string
+  updated_at: string
+}
+
+export interface AttemptRow {
+  id: string
+  delivery_id: string
+  partner_id: string
+  organization_id: string | null
+  kind: WebhookKind
+  event_id: string
+  event_type: string
+  attempt: number
+  status: 'success' | 'retrying' | 'failed'
+  status_code: number | null
+  error: string
+  attempted_at: string
+  response_time_ms: number
+}
+
+export interface WebhookDeps {
+  store: Store
+  repos: Repositories
+  coordination: Coordination
+  settings: Config['webhooks']
+}
+
+const now = () => new Date().toISOString()
+const configColumns = 'toString(partner_id) AS partner, kind, url, secret, enabled, created_at, updated_at'
+
+/** The partner's webhook of this kind, as stored (none: undefined). */
+export async function readWebhookConfig(
+  store: Store,
+  partnerId: string,
+  kind: WebhookKind,
+): Promise<WebhookConfigRow | undefined> {
+  const [row] = await store.query<WebhookConfigRow & { partner: string }>(
+    `SELECT ${configColumns} FROM webhook_configs FINAL
+     WHERE partner_id = {partnerId:UUID} AND kind = {kind:String}`,
+    { partnerId, kind },
+  )
+  return row && { ...row, partner_id: row.partner, enabled: Boolean(row.enabled) }
+}
+
+/** What the API shows of a webhook: never the secret. */
+export function presentWebhookConfig(row: WebhookConfigRow | undefined) {
+  return { url: row?.url ?? '', enabled: row?.enabled ?? false, hasSecret: Boolean(row?.secret) }
+}
+
+export interface WebhookConfigChange {
+  url?: string | undefined
+  secret?: string | undefined
+  enabled?: boolean | undefined
+}
+
+/**
+ * Applies the given fields (the others keep their value). A URL is checked on save (http(s), no
+ * credentials, and no private, loopback or link-local address unless WEBHOOK_ALLOW_PRIVATE): a 400
+ * naming `url` with the reason. An empty URL removes it (and the webhook is then disabled).
+ */
+export async function updateWebhookConfig(
+  deps: WebhookDeps,
+  partnerId: string,
+  kind: WebhookKind,
+  change: WebhookConfigChange,
+): Promise<WebhookConfigRow> {
+  if (change.url) {
+    const problem = await checkWebhookUrl(change.url, { allowPrivate: deps.settings.allowPrivate })
+    if (problem) {
+      throw appError('invalid_request', `url: ${problem}`, { issues: [{ path: 'url', message: problem }] })
+    }
+  }
+  const current = await readWebhookConfig(deps.store, partnerId, kind)
+  const url = change.url ?? current?.url ?? ''
+  const row: WebhookConfigRow = {
+    partner_id: partnerId,
+    kind,
+    url,
+    secret: change.secret ?? current?.secret ?? '',
+    enabled: url === '' ? false : (change.enabled ?? current?.enabled ?? true),
+    created_at: current?.created_at ?? now(),
+    updated_at: now(),
+  }
+  await deps.store.insert('webhook_configs', [{ ...row, version: nextVersion(), is_deleted: 0 }])
+  return row
+}
+
+/** The partner that manages the organization: its own, else its agency's (as partner tenancy). */
+async function partnerOf(repos: Repositories, organizationId: string): Promise<string | undefined> {
+  const organization = await repos.organizations.get({ id: organizationId })
+  if (!organization) return undefined
+  if (organization.partner_id) return organization.partner_id
+  if (!organization.agency_id) return undefined
+  return (await repos.organizations.get({ id: organization.agency_id }))?.partner_id ?? undefined
+}
+
+/** The kind of webhook an event type goes to. */
+export function webhookKindOf(eventType: string): WebhookKind {
+  return eventType.startsWith('visitor.') ? 'identification' : 'billing'
+}
+
+/**
+ * Queues an event for the partner of its organization, if that partner has an enabled webhook of
+ * the event's kind: the one function every producer calls (identification events through the
+ * event queue; billing events will call it directly). Writing the same event twice queues it once.
+ * Returns the delivery id, or undefined when nobody is to be told.
+ * @example await enqueueWebhookEvent(deps, { organizationId, eventId, eventType: 'subscription.updated', payload })
+ */
+export async function enqueueWebhookEvent(
+  deps: Pick<WebhookDeps, 'store' | 'repos'>,
+  event: { organizationId: string; eventId: string; eventType: string; payload: string | object },
+): Promise<string | undefined> {
+  const partnerId = await partnerOf(deps.repos, event.organizationId)
+  if (!partnerId) return undefined
+  const kind = webhookKindOf(event.eventType)
+  const config = await readWebhookConfig(deps.store, partnerId, kind)
+  if (!config?.enabled || !config.url) return undefined
+  const id = `whd_${event.eventId}_${kind}`
+  const [existing] = await deps.store.query<{ n: number }>(
+    'SELECT count() AS n FROM webhook_deliveries WHERE partner_id = {partnerId:UUID} AND id = {id:String}',
+    { partnerId, id },
+  )
+  if (Number(existing?.n ?? 0) > 0) return id
+  await writeDeliveries(deps.store, [
+    {
+      id,
+      partner_id: partnerId,
+      organization_id: event.organizationId,
+      kind,
+      event_id: event.eventId,
+      event_type: event.eventType,
+      body: typeof event.payload === 'string' ? event.payload : JSON.stringify(event.payload),
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now(),
+      created_at: now(),
+      updated_at: now(),
+    },
+  ])
+  return id
+}
+
+/**
+ * The event queue's consumer: the stored event (its payload as stored, byte for byte) queued for
+ * the partner of its organization.
+ */
+export async function enqueueStoredEvent(
+  deps: Pick<WebhookDeps, 'store' | 'repos'>,
+  job: { eventId: string; type: string; organizationId: string },
+): Promise<string | undefined> {
+  const [event] = await deps.store.query<{ payload: string }>(
+    'SELECT payload FROM events WHERE event_id = {eventId:UUID} LIMIT 1',
+    { eventId: job.eventId },
+  )
+  if (!event) return undefined
+  return enqueueWebhookEvent(deps, {
+    organizationId: job.organizationId,
+    eventId: job.eventId,
+    eventType: job.type,
+    payload: event.payload,
+  })
+}
+
+async function writeDeliveries(store: Store, rows: readonly DeliveryRow[]): Promise<void> {
+  if (rows.length > 0)
+    await store.insert(
+      'webhook_deliveries',
+      rows.map((row) => ({ ...row, version: nextVersion() })),
+    )
+}
+
+async function writeAttempts(store: Store, rows: readonly AttemptRow[]): Promise<void> {
+  if (rows.length > 0) await store.insert('webhook_attempts', rows)
+}
+
+/** Why an attempt failed, for the log and the test reply. */
+function failureOf(response: WebhookResponse): string {
+  return response.error ?? (response.statusCode ? `HTTP ${response.statusCode}` : 'no answer')
+}
+
+/** Sends one delivery once: the attempt row and the delivery's next state (not written yet). */
+async function attempt(
+  deps: WebhookDeps,
+  delivery: DeliveryRow,
+  config: WebhookConfigRow | undefined,
+): Promise<{ delivery: DeliveryRow; attempt: AttemptRow }> {
+  const tries = delivery.attempts + 1
+  const attemptedAt = now()
+  let response: WebhookResponse
+  if (!config?.enabled || !config.url) {
+    response = { ok: false, statusCode: null, responseTimeMs: 0, error: 'the webhook is disabled' }
+  } else {
+    const body = Buffer.from(delivery.body)
+    response = await sendWebhook({
+      url: config.url,
+      body,
+      headers: webhookHeaders({
+        body,
+        secret: config.secret,
+        eventId: delivery.event_id,
+        eventType: delivery.event_type,
+      }),
+      allowPrivate: deps.settings.allowPrivate,
+    })
+  }
+  const schedule = deps.settings.retryScheduleMs
+  const disabled = !config?.enabled || !config.url
+  const status: AttemptRow['status'] = response.ok
+    ? 'success'
+    : !disabled && tries <= schedule.length
+      ? 'retrying'
+      : 'failed'
+  return {
+    delivery: {
+      ...delivery,
+      status: status === 'success' ? 'success' : status === 'retrying' ? 'retrying' : 'failed',
+      attempts: tries,
+      next_attempt_at:
+        status === 'retrying'
+          ? new Date(Date.now() + schedule[tries - 1]!).toISOString()
+          : delivery.next_attempt_at,
+      updated_at: now(),
+    },
+    attempt: {
+      id: randomToken('whl_', 12),
+      delivery_id: delivery.id,
+      partner_id: delivery.partner_id,
+      organization_id: delivery.organization_id,
+      kind: delivery.kind,
+      event_id: delivery.event_id,
+      event_type: delivery.event_type,
+      attempt: tries,
+      status,
+      status_code: response.statusCode,
+      error: response.ok ? '' : failureOf(response),
+      attempted_at: attemptedAt,
+      response_time_ms: Math.max(0, Math.round(response.responseTimeMs)),
+    },
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` at once. */
+async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
+  let next = 0
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await work(items[next++]!)
+  })
+  await Promise.all(lanes)
+}
+
+const deliveryColumns = `id, toString(partner_id) AS partner, toString(organization_id) AS organization, kind,
+  event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at`
+
+type StoredDelivery = Omit<DeliveryRow, 'partner_id' | 'organization_id'> & {
+  partner: string
+  organization: string
+}
+const fromStored = ({ partner, organization, ...row }: StoredDelivery): DeliveryRow => ({
+  ...row,
+  partner_id: partner,
+  organization_id: organization,
+  attempts: Number(row.attempts),
+})
+
+/** Sends a partner's due deliveries (at most `limit`), `concurrency` at a time; returns how many. */
+async function deliverForPartner(deps: WebhookDeps, partnerId: string, limit: number): Promise<number> {
+  const due = (
+    await deps.store.query<StoredDelivery>(
+      `SELECT ${deliveryColumns} FROM webhook_deliveries FINAL
+       WHERE partner_id = {partnerId:UUID} AND status IN ('pending', 'retrying') AND next_attempt_at <= now64(3)
+       ORDER BY next_attempt_at LIMIT {limit:UInt32}`,
+      { partnerId, limit },
+    )
+  ).map(fromStored)
+  if (due.length === 0) return 0
+  const configs = new Map<WebhookKind, WebhookConfigRow | undefined>()
+  for (const kind of webhookKinds) configs.set(kind, await readWebhookConfig(deps.store, partnerId, kind))
+  const deliveries: DeliveryRow[] = []
+  const attempts: AttemptRow[] = []
+  await eachLimited(due, deps.settings.concurrency, async (delivery) => {
+    const result = await attempt(deps, delivery, configs.get(delivery.kind))
+    deliveries.push(result.delivery)
+    attempts.push(result.attempt)
+  })
+  // The log first: a crash before the state is written sends again (at least once), and says so.
+  await writeAttempts(deps.store, attempts)
+  await writeDeliveries(deps.store, deliveries)
+  return due.length
+}
+
+export interface WebhookDispatcher {
+  /** One pass: starts the partners with due deliveries that no pass is serving yet. */
+  pass(): Promise<void>
+  /** Waits for every partner under way. */
+  drained(): Promise<void>
+  stop(): Promise<void>
+}
+
+/**
+ * The dispatcher of a worker: every `intervalMs`, each partner with due deliveries is served on
+ * its own (under the partner's lock, so one process at a time), in batches until none is due.
+ * @example const dispatcher = startWebhookDispatcher(deps, { intervalMs: 500, log })
+ */
+export function startWebhookDispatcher(
+  deps: WebhookDeps,
+  options: { intervalMs?: number; batch?: number; log: { warn(details: object, message: string): void } },
+): WebhookDispatcher {
+  const serving = new Map<string, Promise<void>>()
+  let stopped = false
+  const serve = async (partnerId: string) => {
+    const lock = await deps.coordination.locks.tryAcquire(`webhooks:partner:${partnerId}`, 60_000)
+    if (!lock) return
+    try {
+      while (!stopped && (await deliverForPartner(deps, partnerId, options.batch ?? 500)) > 0) {
+        // Until nothing is due: a busy partner is served continuously.
+      }
+    } finally {
+      await lock.release()
+    }
+  }
+  const pass = async () => {
+    const partners = await deps.store.query<{ partner: string }>(
+      `SELECT DISTINCT toString(partner_id) AS partner FROM webhook_deliveries FINAL
+       WHERE status IN ('pending', 'retrying') AND next_attempt_at <= now64(3)`,
+    )
+    for (const { partner } of partners) {
+      if (serving.has(partner) || stopped) continue
+      const run = serve(partner)
+        .catch((error: unknown) =>
+          options.log.warn({ err: error, partnerId: partner }, 'webhook deliveries failed'),
+        )
+        .finally(() => serving.delete(partner))
+      serving.set(partner, run)
+    }
+  }
+  let running: Promise<void> | undefined
+  const timer = setInterval(() => {
+    running ??= pass()
+      .catch((error: unknown) => options.log.warn({ err: error }, 'webhook dispatch pass failed'))
+      .finally(() => {
+        running = undefined
+      })
+  }, options.intervalMs ?? 500)
+  timer.unref()
+  return {
+    pass,
+    async drained() {
+      await running
+      await Promise.all(serving.values())
+    },
+    async stop() {
+      stopped = true
+      clearInterval(timer)
+      await running
+      await Promise.all(serving.values())
+    },
+  }
+}
+
+export interface WebhookLogQuery {
+  page: number
+  pageSize: number
+  type?: WebhookKind | undefined
+  status?: AttemptRow['status'] | undefined
+  organizationId?: string | undefined
+}
+
+const attemptColumns = `id, delivery_id, toString(partner_id) AS partner, toString(organization_id) AS organization,
+  kind, event_id, event_type, attempt, status, status_code, error, attempted_at, response_time_ms`
+
+type StoredAttempt = Omit<AttemptRow, 'partner_id' | 'organization_id'> & {
+  partner: string
+  organization: string | null
+}
+const attemptOf = ({ partner, organization, ...row }: StoredAttempt): AttemptRow => ({
+  ...row,
+  partner_id: partner,
+  organization_id: organization,
+  attempt: Number(row.attempt),
+  status_code: row.status_code === null ? null : Number(row.status_code),
+  response_time_ms: Number(row.response_time_ms),
+})
+
+/** The partner's delivery log, newest first, one page and the total. */
+export async function webhookLogs(
+  store: Store,
+  partnerId: string,
+  query: WebhookLogQuery,
+): Promise<{ rows: AttemptRow[]; total: number }> {
+  const conditions = ['partner_id = {partnerId:UUID}']
+  if (query.type) conditions.push('kind = {type:String}')
+  if (query.status) conditions.push('status = {status:String}')
+  if (query.organizationId) conditions.push('toString(organization_id) = {organizationId:String}')
+  const params = {
+    partnerId,
+    type: query.type,
+    status: query.status,
+    organizationId: query.organizationId?.toLowerCase(),
+    limit: query.pageSize,
+    offset: (query.page - 1) * query.pageSize,
+  }
+  const rows = await store.query<StoredAttempt & { total: number }>(
+    `SELECT ${attemptColumns}, count() OVER () AS total FROM webhook_attempts
+     WHERE ${conditions.join(' AND ')}
+     ORDER BY attempted_at DESC, id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+    params,
+  )
+  const total =
+    rows.length > 0
+      ? Number(rows[0]!.total)
+      : Number(
+          (
+            await store.query<{ n: number }>(
+              `SELECT count() AS n FROM webhook_attempts WHERE ${conditions.join(' AND ')}`,
+              params,
+            )
+          )[0]?.n ?? 0,
+        )
+  return { rows: rows.map(attemptOf), total }
+}
+
+/** A log entry as the API shows it. */
+export function presentAttempt(row: AttemptRow) {
+  return {
+    id: row.id,
+    type: row.kind,
+    organizationId: row.organization_id ?? '',
+    status: row.status,
+    statusCode: row.status_code ?? 0,
+    attemptedAt: new Date(
+      Date.parse(
+        row.attempted_at.endsWith('Z') ? row.attempted_at : `${row.attempted_at.replace(' ', 'T')}Z`,
+      ),
+    ).toISOString(),
+    responseTimeMs: row.response_time_ms,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    deliveryId: row.delivery_id,
+    attempt: row.attempt,
+    error: row.error || null,
+  }
+}
+
+/**
+ * Sends the delivery of a log entry again, now, as a new delivery of the same event (same body and
+ * event id): its own attempts and, if it fails, its own retries. Another partner's entry, or a
+ * test delivery (nothing to send again): 404.
+ */
+export async function redeliver(
+  deps: WebhookDeps,
+  partnerId: string,
+  attemptId: string,
+): Promise<AttemptRow> {
+  const [logged] = await deps.store.query<{ delivery_id: string }>(
+    'SELECT delivery_id FROM webhook_attempts WHERE partner_id = {partnerId:UUID} AND id = {id:String} LIMIT 1',
+    { partnerId, id: attemptId },
+  )
+  const [stored] = logged
+    ? await deps.store.query<StoredDelivery>(
+        `SELECT ${deliveryColumns} FROM webhook_deliveries FINAL
+         WHERE partner_id = {partnerId:UUID} AND id = {id:String}`,
+        { partnerId, id: logged.delivery_id },
+      )
+    : []
+  if (!stored) throw appError('resource_not_found', 'Log entry not found')
+  const original = fromStored(stored)
+  const copy: DeliveryRow = {
+    ...original,
+    id: `${original.id}_r${Date.now().toString(36)}`,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: now(),
+    created_at: now(),
+    updated_at: now(),
+  }
+  const result = await attempt(deps, copy, await readWebhookConfig(deps.store, partnerId, copy.kind))
+  await writeAttempts(deps.store, [result.attempt])
+  await writeDeliveries(deps.store, [result.delivery])
+  return result.attempt
+}
+
+/**
+ * `POST /partner/webhooks/test`: a signed sample event of the kind, sent now (even while the
+ * webhook is disabled: that is what a test is for) and logged; the reply says what the receiver
+ * answered or why it could not be reached.
+ */
+export async function testWebhook(
+  deps: WebhookDeps,
+  partnerId: string,
+  kind: WebhookKind,
+  sample: object,
+): Promise<{ success: boolean; message: string }> {
+  const config = await readWebhookConfig(deps.store, partnerId, kind)
+  if (!config?.url) return { success: false, message: `No ${kind} webhook URL is configured` }
+  const eventId = randomToken('test_', 12)
+  const eventType = kind === 'identification' ? 'visitor.identified' : 'billing.test'
+  const body = Buffer.from(JSON.stringify(sample))
+  const response = await sendWebhook({
+    url: config.url,
+    body,
+    headers: webhookHeaders({ body, secret: config.secret, eventId, eventType }),
+    allowPrivate: deps.settings.allowPrivate,
+  })
+  await writeAttempts(deps.store, [
+    {
+      id: randomToken('whl_', 12),
+      delivery_id: '',
+      partner_id: partnerId,
+      organization_id: null,
+      kind,
+      event_id: eventId,
+      event_type: eventType,
+      attempt: 1,
+      status: response.ok ? 'success' : 'failed',
+      status_code: response.statusCode,
+      error: response.ok ? '' : failureOf(response),
+      attempted_at: now(),
+      response_time_ms: Math.round(response.responseTimeMs),
+    },
+  ])
+  return response.ok
+    ? {
+        success: true,
+        message: `The receiver answered ${response.statusCode} in ${Math.round(response.responseTimeMs)} ms`,
+      }
+    : { success: false, message: `The delivery failed: ${failureOf(response)}` }
+}
+
+/** The sample event a test delivery carries: the identification payload's shape, made-up values. */
+export function sampleWebhookPayload(
+  kind: WebhookKind,
+  organization: { id: string; name: string } | undefined,
+) {
+  const at = now()
+  if (kind === 'billing') {
+    return { event_type: 'billing.test', timestamp: at, organization_id: organization?.id ?? '', test: true }
+  }
+  return {
+    event_type: 'visitor.identified',
+    timestamp: at,
+    organization_id: organization?.id ?? '',
+    session_id: '00000000-0000-4000-8000-000000000000',
+    workspace: organization?.name ?? 'Sample workspace',
+    test: true,
+    visitor: {
+      id: '00000000-0000-4000-8000-000000000001',
+      email: 'jane.doe@example.com',
+      first_name: 'Jane',
+      last_name: 'Doe',
+      job_title: 'VP Engineering',
+      phone: '',
+      linkedin_url: 'https://www.linkedin.com/in/jane-doe-example',
+      icp: true,
+      icp_statuses: { 'enterprise-us': true },
+      persona_match: true,
+      created_at: at,
+      last_seen_at: at,
+    },
+    company: { id: 'example', name: 'Example Inc.', domain: 'example.com', industry: 'Software' },
+    session: { created_at: at, landing_page: 'https://example.com/pricing', page_view_count: 3 },
+    page_views: [{ url: 'https://example.com/pricing', visited_at: at }],
+  }
+}
