@@ -195,6 +195,39 @@ describe('partner webhooks', () => {
     await partner('PUT', '/identification', { enabled: true })
   }, 30_000)
 
+  it('identification end to end: a pixel visit, an identify hit, a signed delivery with the whole payload', async () => {
+    const visitor = crypto.randomUUID()
+    const session = crypto.randomUUID()
+    const hit = (extra: object) =>
+      fetch(`${h.server.url}/collect`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'text/plain;charset=UTF-8',
+          'user-agent':
+            'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
+        },
+        body: JSON.stringify({ k: h.boot.trackingKey, v: visitor, s: session, ts: Date.now(), ...extra }),
+      })
+    expect((await hit({ e: 'pv', u: 'https://shop.test/pricing?utm_source=newsletter' })).status).toBe(202)
+    expect(
+      (await hit({ e: 'id', u: 'https://shop.test/pricing', em: 'Grace.Hopper@Example.com' })).status,
+    ).toBe(202)
+    const delivery = await until(async () =>
+      received.find((r) => r.raw.toString().includes('grace.hopper@example.com')),
+    )
+    expect(delivery.signed).toBe(true)
+    const payload = JSON.parse(delivery.raw.toString())
+    expect(payload).toMatchObject({
+      event_type: 'visitor.identified',
+      organization_id: h.boot.organizationId,
+      session_id: session,
+      visitor: { id: visitor, email: 'grace.hopper@example.com' },
+      session: { landing_page: 'https://shop.test/pricing?utm_source=newsletter', utm_source: 'newsletter' },
+    })
+    expect(payload.page_views.length).toBeGreaterThanOrEqual(1)
+    expect(delivery.headers['x-service-event-type']).toBe('visitor.identified')
+  }, 30_000)
+
   it('logs page and filter; redeliver sends an entry again; other partners see nothing of it', async () => {
     const page = (await partner('GET', '/logs?page=1&pageSize=2')).json()
     expect(page).toMatchObject({ page: 1, pageSize: 2, total: expect.any(Number) })
