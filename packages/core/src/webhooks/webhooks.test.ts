@@ -1,0 +1,73 @@
+// What the webhook configuration refuses before anything is sent: URLs of private, loopback and
+// link-local addresses unless WEBHOOK_ALLOW_PRIVATE (the sender checks again when it connects).
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createCoordination } from '../coordination/index.js'
+import { createStore, type Store } from '../store/client.js'
+import { createRepositories } from '../store/entities.js'
+import { migrate } from '../store/migrate.js'
+import { tempDir } from '../testing/temp-dir.js'
+import { readWebhookConfig, updateWebhookConfig, type WebhookDeps } from './webhooks.js'
+
+const tmp = tempDir('vid-webhooks-')
+let store: Store
+let deps: (allowPrivate: boolean) => WebhookDeps
+
+beforeAll(async () => {
+  store = createStore({ database: 'default', dataDir: tmp.dir })
+  await migrate(store)
+  const repos = createRepositories(store)
+  const coordination = createCoordination()
+  deps = (allowPrivate) => ({
+    store,
+    repos,
+    coordination,
+    settings: { retryScheduleMs: [1000], allowPrivate, concurrency: 4 },
+  })
+})
+
+afterAll(async () => {
+  await store?.close()
+  tmp.remove()
+})
+
+describe('updateWebhookConfig', () => {
+  it('refuses private, loopback and link-local URLs with a reason naming url, unless allowed', async () => {
+    const partnerId = randomUUID()
+    for (const url of [
+      'http://127.0.0.1:8080/hooks',
+      'http://localhost/hooks',
+      'http://169.254.169.254/latest/meta-data',
+      'http://10.1.2.3/hooks',
+      'http://[::1]/hooks',
+      'http://[::ffff:192.168.0.1]/hooks',
+    ]) {
+      await expect(
+        updateWebhookConfig(deps(false), partnerId, 'identification', { url }),
+        url,
+      ).rejects.toMatchObject({
+        code: 'invalid_request',
+        details: { issues: [{ path: 'url' }] },
+      })
+    }
+    expect(await readWebhookConfig(store, partnerId, 'identification')).toBeUndefined()
+    const saved = await updateWebhookConfig(deps(true), partnerId, 'identification', {
+      url: 'http://127.0.0.1:8080/hooks',
+      secret: 'a-secret-of-sixteen',
+    })
+    expect(saved).toMatchObject({ url: 'http://127.0.0.1:8080/hooks', enabled: true })
+    // A public address needs no permission; fields left out keep their value.
+    const changed = await updateWebhookConfig(deps(false), partnerId, 'identification', {
+      url: 'https://93.184.215.14/hooks',
+    })
+    expect(changed).toMatchObject({
+      url: 'https://93.184.215.14/hooks',
+      secret: 'a-secret-of-sixteen',
+      enabled: true,
+    })
+    expect(await updateWebhookConfig(deps(false), partnerId, 'identification', { url: '' })).toMatchObject({
+      url: '',
+      enabled: false,
+    })
+  })
+})
