@@ -17,7 +17,9 @@ ORDER BY (partner_id, kind);
 
 -- One row per delivery (an event on its way to a partner), each state change a new version: the
 -- outbox the dispatcher reads, so a delivery survives restarts and needs nothing but the store.
--- `body` is the exact JSON that is signed and sent, on every try.
+-- `body` is the exact JSON that is signed and sent, on every try. Kept 30 days (the retries of a
+-- delivery end within 9 hours; a log entry older than that can no longer be redelivered), so the
+-- dispatcher's scan for due deliveries stays the size of a month of events.
 CREATE TABLE IF NOT EXISTS webhook_deliveries {{on_cluster}} (
   id String,
   partner_id UUID,
@@ -34,9 +36,10 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries {{on_cluster}} (
   updated_at DateTime64(3, 'UTC'),
   version UInt64
 ) ENGINE = {{global:ReplacingMergeTree(version)}}
-ORDER BY (partner_id, id);
+ORDER BY (partner_id, id)
+TTL toDateTime(created_at) + INTERVAL 30 DAY;
 
--- The delivery log: one row per attempt (and per test delivery), newest first by partner.
+-- The delivery log: one row per attempt (and per test delivery), newest first by partner; kept 90 days.
 CREATE TABLE IF NOT EXISTS webhook_attempts {{on_cluster}} (
   id String,
   delivery_id String,
@@ -53,4 +56,5 @@ CREATE TABLE IF NOT EXISTS webhook_attempts {{on_cluster}} (
   attempted_at DateTime64(3, 'UTC'),
   response_time_ms UInt32
 ) ENGINE = {{global:MergeTree}}
-ORDER BY (partner_id, attempted_at, id);
+ORDER BY (partner_id, attempted_at, id)
+TTL toDateTime(attempted_at) + INTERVAL 90 DAY;

@@ -354,7 +354,10 @@ export function startWebhookDispatcher(
     const lock = await deps.coordination.locks.tryAcquire(`webhooks:partner:${partnerId}`, 60_000)
     if (!lock) return
     try {
-      while (!stopped && (await deliverForPartner(deps, partnerId, options.batch ?? 500)) > 0) {
+      // Batches of a few rounds of the partner's concurrency: even a receiver that hangs 10 s on
+      // every request lets a batch end well within the lock's minute.
+      const batch = options.batch ?? deps.settings.concurrency * 4
+      while (!stopped && (await deliverForPartner(deps, partnerId, batch)) > 0) {
         // Until nothing is due: a busy partner is served continuously.
       }
     } finally {
