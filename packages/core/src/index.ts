@@ -62,6 +62,17 @@ export {
   maxCreditAmount,
   mayIdentifyPerson,
 } from './credits/ledger.js'
+export {
+  type EffectivePreference,
+  type EmailPreferenceKey,
+  emailPreferenceKeys,
+  organizationEmailPreferences,
+  type PreferenceValues,
+  partnerEmailPreferences,
+  resetOrganizationEmailPreferences,
+  updateOrganizationEmailPreferences,
+  updatePartnerEmailPreferences,
+} from './email/preferences.js'
 export type { EndpointDoc } from './endpoint-doc.js'
 export { AppError, appError, type ErrorCode, type ErrorEntry, errorCatalogue, reservedFor } from './errors.js'
 export { type ErrorBody, toErrorBody } from './http-errors.js'

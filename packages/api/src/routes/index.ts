@@ -6,6 +6,7 @@ import { icpConfigRoutes } from './icp-configs.js'
 import { listRoutes } from './lists.js'
 import { organizationRoutes } from './organizations.js'
 import { partnerRoutes } from './partner.js'
+import { partnerEmailPreferenceRoutes } from './partner-email-preferences.js'
 import { partnerIcpConfigRoutes } from './partner-icp-configs.js'
 import { partnerWebhookRoutes } from './partner-webhooks.js'
 import { pingRoutes } from './ping.js'
@@ -24,4 +25,5 @@ export const routes: readonly Route[] = [
   ...contactRoutes,
   ...listRoutes,
   ...partnerWebhookRoutes,
+  ...partnerEmailPreferenceRoutes,
 ]

@@ -66,3 +66,18 @@ export async function addressPartnerOrganization(
   }
   throw notFound
 }
+
+/**
+ * The partner that manages the organization: its own (`partner_id`), else its agency's, as partner
+ * tenancy reads it; undefined when none does. From memory (the read model).
+ */
+export async function managingPartnerId(
+  repos: Repositories,
+  organizationId: string,
+): Promise<string | undefined> {
+  const organization = await repos.organizations.get({ id: organizationId })
+  if (!organization) return undefined
+  if (organization.partner_id) return organization.partner_id
+  if (!organization.agency_id) return undefined
+  return (await repos.organizations.get({ id: organization.agency_id }))?.partner_id ?? undefined
+}

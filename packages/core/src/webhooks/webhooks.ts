@@ -11,6 +11,7 @@ import type { Config } from '../config.js'
 import type { Coordination } from '../coordination/ports.js'
 import { appError } from '../errors.js'
 import { nextVersion, randomToken } from '../ids.js'
+import { managingPartnerId } from '../services/access.js'
 import type { Store } from '../store/client.js'
 import type { Repositories } from '../store/entities.js'
 import { checkWebhookUrl, sendWebhook, type WebhookResponse } from './http-sender.js'
@@ -128,15 +129,6 @@ export async function updateWebhookConfig(
   return row
 }
 
-/** The partner that manages the organization: its own, else its agency's (as partner tenancy). */
-async function partnerOf(repos: Repositories, organizationId: string): Promise<string | undefined> {
-  const organization = await repos.organizations.get({ id: organizationId })
-  if (!organization) return undefined
-  if (organization.partner_id) return organization.partner_id
-  if (!organization.agency_id) return undefined
-  return (await repos.organizations.get({ id: organization.agency_id }))?.partner_id ?? undefined
-}
-
 /** The kind of webhook an event type goes to. */
 export function webhookKindOf(eventType: string): WebhookKind {
   return eventType.startsWith('visitor.') ? 'identification' : 'billing'
@@ -153,7 +145,7 @@ export async function enqueueWebhookEvent(
   deps: Pick<WebhookDeps, 'store' | 'repos'>,
   event: { organizationId: string; eventId: string; eventType: string; payload: string | object },
 ): Promise<string | undefined> {
-  const partnerId = await partnerOf(deps.repos, event.organizationId)
+  const partnerId = await managingPartnerId(deps.repos, event.organizationId)
   if (!partnerId) return undefined
   const kind = webhookKindOf(event.eventType)
   const config = await readWebhookConfig(deps.store, partnerId, kind)
