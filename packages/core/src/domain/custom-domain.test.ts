@@ -1,9 +1,9 @@
-// Custom domains against a real DNS server on 127.0.0.1 (dns2, a small zone written here) and the
+// Custom domains against a real DNS server on 127.0.0.1 (test/support/dns-zone-server.ts) and the
 // real embedded store: the CNAME check and its messages, apex flattening, NXDOMAIN and a server
 // that never answers; then set, verify, replace, the verified-host lookup and the daily re-check.
 import { randomUUID } from 'node:crypto'
-import dns2 from 'dns2'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startZoneServer, type Zone } from '../../../../test/support/dns-zone-server.js'
 import { AppError } from '../errors.js'
 import { createStore, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
@@ -19,56 +19,6 @@ import {
   verifyPartnerDomain,
 } from './custom-domain.js'
 import { checkCname, createDnsResolver, type DnsResolver } from './dns-check.js'
-
-const { Packet } = dns2
-
-/** Per name: its records, or 'silent' (never answered). Names absent from the zone are NXDOMAIN. */
-type Zone = Record<string, { CNAME?: string; A?: string[]; AAAA?: string[] } | 'silent'>
-
-/**
- * A DNS server answering from `zone` (which the test may change): CNAME, A and AAAA; an A or AAAA
- * question on a CNAME name is answered with the CNAME and the target's records, as a recursive
- * resolver does; a type the name has no record of gets an empty answer (NODATA).
- */
-async function startZoneServer(zone: Zone) {
-  const server = dns2.createServer({
-    udp: { type: 'udp4' },
-    handle: (request, send) => {
-      const response = Packet.createResponseFromRequest(request)
-      const question = request.questions[0]
-      const asked = (question?.name ?? '').toLowerCase().replace(/\.$/, '')
-      const resource = (name: string, fields: Record<string, unknown>) =>
-        new Packet.Resource({ name, class: Packet.CLASS.IN, ttl: 60, ...fields })
-      let name = asked
-      for (let hops = 0; hops < 8; hops++) {
-        const entry = zone[name]
-        if (entry === 'silent') return
-        if (entry === undefined) {
-          if (name === asked) response.header.rcode = 3 // NXDOMAIN
-          break
-        }
-        if (entry.CNAME) {
-          response.answers.push(resource(name, { type: Packet.TYPE.CNAME, domain: entry.CNAME }))
-          if (question?.type === Packet.TYPE.CNAME) break
-          name = entry.CNAME
-          continue
-        }
-        if (question?.type === Packet.TYPE.A) {
-          for (const address of entry.A ?? [])
-            response.answers.push(resource(name, { type: Packet.TYPE.A, address }))
-        }
-        if (question?.type === Packet.TYPE.AAAA) {
-          for (const address of entry.AAAA ?? [])
-            response.answers.push(resource(name, { type: Packet.TYPE.AAAA, address }))
-        }
-        break
-      }
-      send(response)
-    },
-  })
-  const addresses = await server.listen({ udp: { port: 0, address: '127.0.0.1' } })
-  return { address: `127.0.0.1:${addresses.udp!.port}`, close: () => server.close() }
-}
 
 const target = 't.service.test'
 const zone: Zone = {
