@@ -29,6 +29,24 @@ let page: string
 
 beforeAll(async () => {
   h = await startHarness()
+  // The custom domain of the examples, verified (as POST /partner/domain/verify leaves it), so
+  // GET /tls/ask?domain=track.example.com answers as documented for a verified domain.
+  const at = new Date().toISOString()
+  await h.store.insert('partner_domains', [
+    {
+      partner_id: h.boot.partnerId,
+      domain: 'track.example.com',
+      cname_target: 'cname.visitor-id.test',
+      status: 'verified',
+      verified_at: at,
+      checked_at: at,
+      last_answer: 'CNAME cname.visitor-id.test',
+      created_at: at,
+      updated_at: at,
+      version: 1,
+      is_deleted: 0,
+    },
+  ])
   served = (await h.server.app.inject({ method: 'GET', url: '/openapi.json' })).json()
   page = (await h.server.app.inject({ method: 'GET', url: '/docs' })).body
 })

@@ -62,6 +62,11 @@ export const configSchema = z.object({
   CLICKHOUSE_SESSIONS: z.coerce.number().int().min(1).max(16).default(4),
   ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   ICP_RESCORE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  CUSTOM_DOMAIN_TARGET: optionalString.refine(
+    (v) =>
+      v === undefined || /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]*\.?$/i.test(v),
+    { message: 'must be a hostname' },
+  ),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .default('60,300,1800,7200,21600')
@@ -144,6 +149,8 @@ export interface Config {
   entityCacheTtlMs: number
   /** How often a worker scores the visitors that changed since its last pass (ICP incremental). */
   icpRescoreIntervalMs: number
+  /** The name partners' custom domains point their CNAME to (default: PUBLIC_URL's host). */
+  customDomainTarget: string | undefined
   webhooks: {
     /** Seconds to wait before each retry; after the last, a delivery is `failed`. */
     retryScheduleMs: number[]
@@ -261,6 +268,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     entityCacheTtlMs: c.ENTITY_CACHE_TTL_MS,
     icpRescoreIntervalMs: c.ICP_RESCORE_INTERVAL_MS,
     listAutoRefreshMs: c.LIST_AUTO_REFRESH_MS,
+    customDomainTarget:
+      c.CUSTOM_DOMAIN_TARGET?.toLowerCase().replace(/\.$/, '') ??
+      (c.PUBLIC_URL ? new URL(c.PUBLIC_URL).hostname : undefined),
     webhooks: {
       retryScheduleMs: c.WEBHOOK_RETRY_SCHEDULE.split(',').map((part) => Math.round(Number(part) * 1000)),
       allowPrivate: c.WEBHOOK_ALLOW_PRIVATE,

@@ -41,7 +41,7 @@ export {
   type RateLimiterOptions,
   type RateLimitResult,
 } from './coordination/index.js'
-export type { PeriodicTask } from './coordination/periodic.js'
+export { type PeriodicTask, startPeriodicTask } from './coordination/periodic.js'
 export {
   type AdjustCreditsInput,
   adjustCredits,
@@ -62,6 +62,20 @@ export {
   maxCreditAmount,
   mayIdentifyPerson,
 } from './credits/ledger.js'
+export {
+  type DomainResource,
+  type DomainStatus,
+  findVerifiedDomain,
+  normalizeDomain,
+  type PartnerDomainRow,
+  presentDomain,
+  readPartnerDomain,
+  recheckVerifiedDomains,
+  setPartnerDomain,
+  type VerifyResult,
+  verifyPartnerDomain,
+} from './domain/custom-domain.js'
+export { createDnsResolver, type DnsResolver } from './domain/dns-check.js'
 export {
   type EffectivePreference,
   type EmailPreferenceKey,
@@ -168,6 +182,7 @@ export {
   addressOrganization,
   addressPartnerOrganization,
   hasScope,
+  managingPartnerId,
   requireScope,
   type Scope,
   scopes,

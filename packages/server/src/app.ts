@@ -5,6 +5,7 @@ import {
   type Config,
   type Coordination,
   type EndpointDoc,
+  findVerifiedDomain,
   isMigrated,
   type Migration,
   type PhoneSearchDeps,
@@ -123,6 +124,25 @@ function createMethodIndex() {
  * No API key: the token is the credential. The URL is never logged (the route logs at `warn`, and
  * its own failures without the URL). Always 200: `received` says whether the answer was applied.
  */
+const tlsAskDoc: EndpointDoc = {
+  operationId: 'tlsAsk',
+  method: 'GET',
+  path: '/tls/ask',
+  tag: operationsTag,
+  summary: 'Whether a TLS certificate may be issued for a host (Caddy on-demand TLS)',
+  description:
+    "200 when `domain` is a partner's verified custom domain, 404 otherwise: the `ask` endpoint of " +
+    "Caddy's on-demand TLS, so certificates are only requested for domains that verified (see the " +
+    'README, "Custom domain"). Served by every role, no key; it reveals only whether a domain is verified.',
+  query: z.object({ domain: z.string().max(300).describe('The host a TLS handshake asked for') }),
+  responses: [
+    { status: 200, description: 'Verified: issue a certificate', schema: z.object({ ok: z.literal(true) }) },
+    { status: 404, description: 'Not a verified custom domain', schema: z.object({ ok: z.literal(false) }) },
+  ],
+  errors: [],
+  example: { query: { domain: 'track.example.com' } },
+}
+
 const phoneCallbackParams = z.object({
   organizationId: z.string().max(64).describe('Organization id (UUID)'),
   visitorId: z.string().max(64).describe('Visitor id (UUID)'),
@@ -230,6 +250,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   })
 
   app.get('/healthz', async () => ({ status: 'ok' }))
+  app.get('/tls/ask', async (request, reply) => {
+    const domain = (request.query as Record<string, unknown>).domain
+    const verified =
+      typeof domain === 'string' && (await findVerifiedDomain(deps.store, domain)) !== undefined
+    return reply.code(verified ? 200 : 404).send({ ok: verified })
+  })
   app.get('/readyz', async (_request, reply) => {
     const ready = (await deps.store.ping()) && (await isMigrated(deps.store, deps.migrations))
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready' })
@@ -259,6 +285,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       endpoints: [
         ...trackingEndpointDocs(),
         ...healthEndpointDocs,
+        tlsAskDoc,
         phoneCallbackDoc,
         ...(deps.metrics ? [metricsEndpointDoc({ token: config.metricsToken !== undefined })] : []),
       ],

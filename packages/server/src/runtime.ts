@@ -4,6 +4,7 @@ import {
   type Config,
   type Coordination,
   createCoordination,
+  createDnsResolver,
   createReadModel,
   createRepositories,
   type EventDispatcher,
@@ -19,12 +20,14 @@ import {
   type Repositories,
   readMigrations,
   recalculationJobName,
+  recheckVerifiedDomains,
   runPhoneSearchJob,
   runRecalculation,
   type Store,
   startEventDispatcher,
   startIncrementalScoring,
   startListAutoRefresh,
+  startPeriodicTask,
   startPhoneSearchSweep,
   startWebhookDispatcher,
   type WebhookDispatcher,
@@ -86,6 +89,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let listRefresh: PeriodicTask | undefined
   let phoneSweep: PeriodicTask | undefined
   let webhooks: WebhookDispatcher | undefined
+  let domainRecheck: PeriodicTask | undefined
   let admin: AdminSocket | undefined
   const cleanup = async () => {
     await admin?.close()
@@ -176,6 +180,18 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // the store), and the dispatcher delivers it.
       const webhookDeps = { store, repos, coordination, settings: config.webhooks }
       webhooks = startWebhookDispatcher(webhookDeps, { log: app.log })
+      // Verified custom domains are checked again once a day; a record that disappeared fails.
+      const resolver = createDnsResolver(config.ingest.dnsServers)
+      domainRecheck = startPeriodicTask({
+        locks: coordination.locks,
+        lockName: 'domains:recheck',
+        lockTtlMs: 30 * 60_000,
+        intervalMs: 60 * 60_000,
+        pass: async () => {
+          await recheckVerifiedDomains(store, resolver, { minAgeMs: 24 * 60 * 60_000 })
+        },
+        onError: (error) => app?.log.warn({ err: error }, 'custom domain re-check failed'),
+      })
       coordination.jobs.process<EventJob>(eventJobName, async (job) => {
         app?.log.info({ eventId: job.data.eventId, type: job.data.type }, 'event')
         await enqueueStoredEvent(webhookDeps, job.data)
@@ -208,6 +224,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const runningListRefresh = listRefresh
     const runningPhoneSweep = phoneSweep
     const runningWebhooks = webhooks
+    const runningDomainRecheck = domainRecheck
     const runningAdmin = admin
     return {
       app: running,
@@ -226,6 +243,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await runningListRefresh?.stop()
           await runningPhoneSweep?.stop()
           await runningWebhooks?.stop()
+          await runningDomainRecheck?.stop()
           // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
           await runningIngest?.close()
           await coordination?.close()

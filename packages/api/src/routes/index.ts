@@ -6,6 +6,7 @@ import { icpConfigRoutes } from './icp-configs.js'
 import { listRoutes } from './lists.js'
 import { organizationRoutes } from './organizations.js'
 import { partnerRoutes } from './partner.js'
+import { partnerDomainRoutes } from './partner-domain.js'
 import { partnerEmailPreferenceRoutes } from './partner-email-preferences.js'
 import { partnerIcpConfigRoutes } from './partner-icp-configs.js'
 import { partnerWebhookRoutes } from './partner-webhooks.js'
@@ -26,4 +27,5 @@ export const routes: readonly Route[] = [
   ...listRoutes,
   ...partnerWebhookRoutes,
   ...partnerEmailPreferenceRoutes,
+  ...partnerDomainRoutes,
 ]

@@ -3,7 +3,9 @@ import {
   appError,
   getPixelConfig,
   getVisitorProfile,
+  managingPartnerId,
   organizationIcpConfigs,
+  readPartnerDomain,
   readPhoneSearch,
   startPhoneSearch,
   updatePixelConfig,
@@ -27,8 +29,18 @@ const organizationParams = z.object({ organizationId: organizationIdParam })
 const maxIcpSettingsBytes = 16 * 1024
 const snippetType = z.enum(snippetTypes as [SnippetType, ...SnippetType[]])
 
-/** Where the pixel is served from: PUBLIC_URL, else the origin the caller used to reach the API. */
-function collectorHost(services: ApiServices, request: FastifyRequest): string {
+/**
+ * Where the pixel is served from: the verified custom domain of the partner that manages the
+ * organization, else PUBLIC_URL, else the origin the caller used to reach the API.
+ */
+async function collectorHost(
+  services: ApiServices,
+  request: FastifyRequest,
+  organizationId: string,
+): Promise<string> {
+  const partnerId = await managingPartnerId(services.repos, organizationId)
+  const custom = partnerId ? await readPartnerDomain(services.store, partnerId) : undefined
+  if (custom?.status === 'verified') return `https://${custom.domain}`
   if (services.config.publicUrl) return services.config.publicUrl
   // The Host header is the caller's own input; anything unusual falls back to a neutral value.
   const host = /^[A-Za-z0-9.-]{1,253}(?::\d{1,5})?$/.test(request.host) ? request.host : 'localhost'
@@ -83,7 +95,9 @@ export const visitorTrackingRoutes: Route[] = [
     example: (ids) => ({ params: { organizationId: ids.organizationId } }),
     async handler({ organization, request, services }) {
       const row = await getPixelConfig(services.repos, addressed(organization).id)
-      return { pixelConfig: presentPixelConfig(row, collectorHost(services, request)) }
+      return {
+        pixelConfig: presentPixelConfig(row, await collectorHost(services, request, row.organization_id)),
+      }
     },
   }),
   defineRoute({
@@ -113,7 +127,9 @@ export const visitorTrackingRoutes: Route[] = [
     }),
     async handler({ organization, body, request, services }) {
       const row = await updatePixelConfig(services.repos, addressed(organization).id, body)
-      return { pixelConfig: presentPixelConfig(row, collectorHost(services, request)) }
+      return {
+        pixelConfig: presentPixelConfig(row, await collectorHost(services, request, row.organization_id)),
+      }
     },
   }),
   defineRoute({
@@ -139,7 +155,7 @@ export const visitorTrackingRoutes: Route[] = [
     async handler({ organization, params, request, services }) {
       const row = await getPixelConfig(services.repos, addressed(organization).id)
       const script = renderSnippet(params.type, {
-        host: collectorHost(services, request),
+        host: await collectorHost(services, request, addressed(organization).id),
         trackingKey: row.tracking_key,
       })
       return { type: params.type, script }

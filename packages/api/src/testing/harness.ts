@@ -87,6 +87,8 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     WEBHOOK_ALLOW_PRIVATE: '1',
+    // Custom domains point their CNAME here (PUBLIC_URL's host when a test sets PUBLIC_URL).
+    ...(env.PUBLIC_URL ? {} : { CUSTOM_DOMAIN_TARGET: 'cname.visitor-id.test' }),
     ...env,
   })
   const server = await startServer(config)
