@@ -62,6 +62,11 @@ export const configSchema = z.object({
   CLICKHOUSE_SESSIONS: z.coerce.number().int().min(1).max(16).default(4),
   ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   ICP_RESCORE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  SMTP_URL: optionalUrl(['smtp:', 'smtps:']),
+  MAIL_FROM: z.string().min(3).max(320).default('Visitor ID <no-reply@localhost>'),
+  EMAIL_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
+    message: 'must be at least 16 characters',
+  }),
   CUSTOM_DOMAIN_TARGET: optionalString.refine(
     (v) =>
       v === undefined || /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]*\.?$/i.test(v),
@@ -149,6 +154,13 @@ export interface Config {
   entityCacheTtlMs: number
   /** How often a worker scores the visitors that changed since its last pass (ICP incremental). */
   icpRescoreIntervalMs: number
+  email: {
+    /** SMTP server (nodemailer URL); unset: messages are written to DATA_DIR/mail as .eml files. */
+    smtpUrl: string | undefined
+    from: string
+    /** Signs unsubscribe links; unset: a secret kept in DATA_DIR/email-secret. */
+    secret: string | undefined
+  }
   /** The name partners' custom domains point their CNAME to (default: PUBLIC_URL's host). */
   customDomainTarget: string | undefined
   webhooks: {
@@ -268,6 +280,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     entityCacheTtlMs: c.ENTITY_CACHE_TTL_MS,
     icpRescoreIntervalMs: c.ICP_RESCORE_INTERVAL_MS,
     listAutoRefreshMs: c.LIST_AUTO_REFRESH_MS,
+    email: { smtpUrl: c.SMTP_URL, from: c.MAIL_FROM, secret: c.EMAIL_SECRET },
     customDomainTarget:
       c.CUSTOM_DOMAIN_TARGET?.toLowerCase().replace(/\.$/, '') ??
       (c.PUBLIC_URL ? new URL(c.PUBLIC_URL).hostname : undefined),

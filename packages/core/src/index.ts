@@ -77,6 +77,17 @@ export {
 } from './domain/custom-domain.js'
 export { createDnsResolver, type DnsResolver } from './domain/dns-check.js'
 export {
+  emailSecret,
+  firstVisitorEmail,
+  type LifecycleEmailDeps,
+  type LifecycleEmailJob,
+  lifecycleEmailJobName,
+  queueLifecycleEmail,
+  sendLifecycleEmail,
+} from './email/lifecycle.js'
+export { unsubscribePath, verifyUnsubscribeToken } from './email/mail-unsubscribe.js'
+export { createMailer, type Mailer } from './email/mailer.js'
+export {
   type EffectivePreference,
   type EmailPreferenceKey,
   emailPreferenceKeys,

@@ -5,6 +5,7 @@ import {
   type Config,
   type Coordination,
   type EndpointDoc,
+  emailSecret,
   findVerifiedDomain,
   isMigrated,
   type Migration,
@@ -13,6 +14,9 @@ import {
   type Repositories,
   type Store,
   toErrorBody,
+  unsubscribePath,
+  updateOrganizationEmailPreferences,
+  verifyUnsubscribeToken,
 } from '@visitor-id/core'
 import {
   type IngestPluginOptions,
@@ -141,6 +145,88 @@ const tlsAskDoc: EndpointDoc = {
   ],
   errors: [],
   example: { query: { domain: 'track.example.com' } },
+}
+
+const unsubscribeQuery = z.object({ token: z.string().max(4096).describe('The signed token of the link') })
+
+const unsubscribeDocs: EndpointDoc[] = [
+  {
+    operationId: 'unsubscribePage',
+    method: 'GET',
+    path: '/email/unsubscribe',
+    tag: operationsTag,
+    summary: 'The unsubscribe link of a lifecycle email: a confirmation page',
+    description:
+      'Changes nothing (mail scanners open links): a page with one button that confirms. An invalid ' +
+      'link says so on the page.',
+    query: unsubscribeQuery,
+    responses: [{ status: 200, description: 'The page', contentType: 'text/html' }],
+    errors: [],
+    example: { query: { token: 'eyJvIjoi...' } },
+  },
+  {
+    operationId: 'unsubscribe',
+    method: 'POST',
+    path: '/email/unsubscribe',
+    tag: operationsTag,
+    summary: 'One-click unsubscribe (RFC 8058): that email off for that organization',
+    description:
+      "Mail clients post `List-Unsubscribe=One-Click` here; the page's button does the same. Turns the " +
+      "email's key off in the organization's preferences (the partner route shows it as its own " +
+      'value). An invalid token changes nothing; the answer is a page either way.',
+    query: unsubscribeQuery,
+    body: {
+      contentTypes: ['application/x-www-form-urlencoded'],
+      schema: z.object({ 'List-Unsubscribe': z.string().optional() }),
+    },
+    responses: [{ status: 200, description: 'A page saying what was done', contentType: 'text/html' }],
+    errors: ['invalid_request', 'payload_too_large', 'unsupported_media_type'],
+    example: { query: { token: 'eyJvIjoi...' }, body: { 'List-Unsubscribe': 'One-Click' } },
+  },
+]
+
+const page = (title: string, body: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
+  `<title>${title}</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto">` +
+  `<h1>${title}</h1>${body}</body></html>`
+
+/**
+ * The unsubscribe links of lifecycle emails (core email/mail-unsubscribe.ts signs them), in their
+ * own plugin scope: the form parser they need applies to them alone.
+ */
+async function unsubscribePlugin(app: FastifyInstance, deps: AppDependencies): Promise<void> {
+  const secret = emailSecret(deps.config.email.secret, deps.config.dataDir)
+  const target = (request: { query: unknown }) => {
+    const token = (request.query as Record<string, unknown>).token
+    return typeof token === 'string' ? verifyUnsubscribeToken(secret, token) : undefined
+  }
+  const invalid = page(
+    'This link is not valid',
+    '<p>It may be incomplete. Change your email settings in the app.</p>',
+  )
+  app.get(unsubscribePath, async (request, reply) => {
+    reply.type('text/html; charset=utf-8')
+    if (!target(request)) return invalid
+    const token = encodeURIComponent(String((request.query as Record<string, string>).token))
+    return page(
+      'Unsubscribe',
+      `<form method="post" action="${unsubscribePath}?token=${token}">` +
+        '<input type="hidden" name="List-Unsubscribe" value="One-Click">' +
+        '<button type="submit">Stop these emails</button></form>',
+    )
+  })
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 4096 },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  )
+  app.post(unsubscribePath, { bodyLimit: 4096 }, async (request, reply) => {
+    reply.type('text/html; charset=utf-8')
+    const found = target(request)
+    if (!found) return invalid
+    await updateOrganizationEmailPreferences(deps.store, found.organizationId, { [found.key]: false })
+    return page('Unsubscribed', '<p>You will not get this kind of email for this organization any more.</p>')
+  })
 }
 
 const phoneCallbackParams = z.object({
@@ -272,6 +358,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   }
   if (serveApi) {
     registerPhoneCallback(app, phoneSearchDeps(deps))
+    await app.register(async (scope) => unsubscribePlugin(scope, deps))
     await app.register(apiPlugin, {
       prefix: '/api/v1',
       store: deps.store,
@@ -287,6 +374,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         ...healthEndpointDocs,
         tlsAskDoc,
         phoneCallbackDoc,
+        ...unsubscribeDocs,
         ...(deps.metrics ? [metricsEndpointDoc({ token: config.metricsToken !== undefined })] : []),
       ],
       tagDescriptions,

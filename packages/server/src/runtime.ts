@@ -5,13 +5,18 @@ import {
   type Coordination,
   createCoordination,
   createDnsResolver,
+  createMailer,
   createReadModel,
   createRepositories,
   type EventDispatcher,
   type EventJob,
+  emailSecret,
   enqueueStoredEvent,
   eventJobName,
+  firstVisitorEmail,
   type IncrementalScoring,
+  type LifecycleEmailJob,
+  lifecycleEmailJobName,
   migrate,
   type PeriodicTask,
   type PhoneSearchJob,
@@ -24,6 +29,7 @@ import {
   runPhoneSearchJob,
   runRecalculation,
   type Store,
+  sendLifecycleEmail,
   startEventDispatcher,
   startIncrementalScoring,
   startListAutoRefresh,
@@ -90,6 +96,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let phoneSweep: PeriodicTask | undefined
   let webhooks: WebhookDispatcher | undefined
   let domainRecheck: PeriodicTask | undefined
+  let closeMailer: (() => Promise<void>) | undefined
   let admin: AdminSocket | undefined
   const cleanup = async () => {
     await admin?.close()
@@ -192,9 +199,28 @@ export async function startServer(config: Config): Promise<RunningServer> {
         },
         onError: (error) => app?.log.warn({ err: error }, 'custom domain re-check failed'),
       })
+      // Lifecycle emails: one job per recipient, through SMTP_URL or to DATA_DIR/mail.
+      const mailer = createMailer({
+        smtpUrl: config.email.smtpUrl,
+        dataDir: config.dataDir,
+        from: config.email.from,
+      })
+      const emailDeps = {
+        store,
+        repos,
+        coordination,
+        mailer,
+        secret: emailSecret(config.email.secret, config.dataDir),
+        publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
+      }
+      closeMailer = () => mailer.close()
+      coordination.jobs.process<LifecycleEmailJob>(lifecycleEmailJobName, async (job) => {
+        await sendLifecycleEmail(emailDeps, job.data)
+      })
       coordination.jobs.process<EventJob>(eventJobName, async (job) => {
         app?.log.info({ eventId: job.data.eventId, type: job.data.type }, 'event')
         await enqueueStoredEvent(webhookDeps, job.data)
+        await firstVisitorEmail(emailDeps, job.data)
         // Auto phone enrichment of a newly identified visitor (the organization's setting decides).
         await autoEnrichPhone(phone, job.data)
       })
@@ -225,6 +251,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const runningPhoneSweep = phoneSweep
     const runningWebhooks = webhooks
     const runningDomainRecheck = domainRecheck
+    const runningMailer = closeMailer
     const runningAdmin = admin
     return {
       app: running,
@@ -247,6 +274,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
           await runningIngest?.close()
           await coordination?.close()
+          await runningMailer?.()
           await store.close()
           lock?.release()
         })()

@@ -1,0 +1,148 @@
+// Lifecycle emails end to end on a real server with a real SMTP server (smtp-server) in the test:
+// the organization's first identified visitor mails its owner (both parts, RFC 8058 headers), the
+// one-click unsubscribe link turns that email off for the organization, and a preference that is
+// off sends nothing.
+import type { AddressInfo } from 'node:net'
+import { appendEvents, eventIdOf } from '@visitor-id/core'
+import { simpleParser } from 'mailparser'
+import { SMTPServer } from 'smtp-server'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Harness, startHarness } from '../testing/harness.js'
+
+let h: Harness
+let smtp: SMTPServer
+const inbox: Buffer[] = []
+
+beforeAll(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = []
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+      stream.on('end', () => {
+        inbox.push(Buffer.concat(chunks))
+        callback()
+      })
+    },
+  })
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve))
+  const port = (smtp.server.address() as AddressInfo).port
+  h = await startHarness({
+    SMTP_URL: `smtp://127.0.0.1:${port}`,
+    MAIL_FROM: 'Visitor ID <mail@visitor-id.test>',
+    PUBLIC_URL: 'https://t.service.test',
+  })
+})
+
+afterAll(async () => {
+  await h?.stop()
+  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()))
+})
+
+async function identified(organizationId: string) {
+  const visitorId = await h.seedPerson(organizationId)
+  await appendEvents(h.store, [
+    {
+      event_id: eventIdOf('visitor.identified', organizationId, visitorId),
+      type: 'visitor.identified',
+      organization_id: organizationId,
+      visitor_id: visitorId,
+      payload: '{}',
+      created_at: new Date().toISOString(),
+    },
+  ])
+}
+
+/** A header as written (mailparser reads some, like List-Unsubscribe, into objects). */
+function header(mail: Awaited<ReturnType<typeof simpleParser>>, name: string): string {
+  const line = mail.headerLines.find((entry) => entry.key === name.toLowerCase())?.line ?? ''
+  return line
+    .slice(line.indexOf(':') + 1)
+    .replace(/\r?\n[ \t]+/g, ' ')
+    .trim()
+}
+
+async function until<T>(check: () => T | undefined, limitMs = 15_000): Promise<T> {
+  const started = Date.now()
+  for (;;) {
+    const value = check()
+    if (value !== undefined) return value
+    if (Date.now() - started > limitMs) throw new Error('not seen in time')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+describe('lifecycle emails', () => {
+  it('the first identified visitor mails the owner; the one-click link turns that email off', async () => {
+    const owner = await h.repos.users.get({ id: h.boot.userId })
+    await identified(h.boot.organizationId)
+    const raw = await until(() => inbox[0])
+    const mail = await simpleParser(raw)
+    expect(mail.to && 'text' in mail.to ? mail.to.text : '').toContain(owner!.email)
+    expect(mail.from?.text).toContain('mail@visitor-id.test')
+    expect(mail.text).toBeTruthy()
+    expect(mail.html).toBeTruthy()
+    expect(header(mail, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click')
+    const link = /<([^>]+)>/.exec(header(mail, 'List-Unsubscribe'))![1]!
+    expect(link).toMatch(/^https:\/\/t\.service\.test\/email\/unsubscribe\?token=/)
+    expect(mail.text).toContain(link)
+
+    // A second identification is not the first: no second email.
+    await identified(h.boot.organizationId)
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    expect(inbox).toHaveLength(1)
+
+    const url = link.replace('https://t.service.test', '')
+    const page = await h.server.app.inject({ method: 'GET', url })
+    expect(page.statusCode).toBe(200)
+    expect(page.body).toContain('<form method="post"')
+    const preferences = () =>
+      h.request({
+        method: 'GET',
+        url: `/api/v1/partner/organizations/${h.boot.organizationId}/email-preferences`,
+        key: null,
+        partnerKey: h.boot.partnerKey,
+      })
+    expect((await preferences()).json().preferences.first_visitor_identified).toEqual({
+      enabled: true,
+      inherited: true,
+    })
+    const done = await h.server.app.inject({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'List-Unsubscribe=One-Click',
+    })
+    expect(done.statusCode).toBe(200)
+    expect(done.body).toContain('Unsubscribed')
+    expect((await preferences()).json().preferences.first_visitor_identified).toEqual({
+      enabled: false,
+      inherited: false,
+    })
+    const forged = await h.server.app.inject({
+      method: 'POST',
+      url: `${url.slice(0, -3)}xyz`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'List-Unsubscribe=One-Click',
+    })
+    expect(forged.body).toContain('not valid')
+  }, 30_000)
+
+  it('an organization whose preference is off gets no email', async () => {
+    const tenant = await h.createTenant()
+    const before = inbox.length
+    // Neither tenant has a partner: the organization's own value decides (default: on).
+    await identified(tenant.organizationId)
+    const other = await h.createTenant()
+    const { updateOrganizationEmailPreferences } = await import('@visitor-id/core')
+    await updateOrganizationEmailPreferences(h.store, other.organizationId, {
+      first_visitor_identified: false,
+    })
+    await identified(other.organizationId)
+    // The first tenant (preference on by default) is mailed; the other is not.
+    await until(() => (inbox.length > before ? true : undefined))
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    expect(inbox.length).toBe(before + 1)
+  }, 30_000)
+})

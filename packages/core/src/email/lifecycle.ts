@@ -1,0 +1,147 @@
+// Lifecycle emails (DESIGN.md, "Email"): a trigger (an event of the organization) becomes one job
+// per recipient (the organization's owner and members), and each job sends one message, checking
+// the organization's effective preference when it runs. An SMTP outage fails the job, which the
+// queue retries with backoff: mail waits, nothing else does, and a recipient already mailed is
+// never mailed again by another recipient's retry.
+
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import type { Coordination } from '../coordination/ports.js'
+import { managingPartnerId } from '../services/access.js'
+import type { Store } from '../store/client.js'
+import type { Repositories } from '../store/entities.js'
+import type { LifecycleEmailData } from './mail-templates.js'
+import { isPermanentMailError, lifecycleMessage, type Mailer } from './mailer.js'
+import { type EmailPreferenceKey, organizationEmailPreferences } from './preferences.js'
+
+/** The job that sends one lifecycle email to one recipient. */
+export const lifecycleEmailJobName = 'lifecycle-email'
+
+export interface LifecycleEmailJob<K extends EmailPreferenceKey = EmailPreferenceKey> {
+  key: K
+  organizationId: string
+  to: string
+  data: Omit<LifecycleEmailData<K>, 'unsubscribeUrl' | 'organizationName'>
+}
+
+export interface LifecycleEmailDeps {
+  store: Store
+  repos: Repositories
+  coordination: Coordination
+  mailer: Mailer
+  /** Signs the unsubscribe links. */
+  secret: string
+  /** The service's public URL (the unsubscribe links point there). */
+  publicUrl: string
+}
+
+/**
+ * The secret that signs unsubscribe links: EMAIL_SECRET when set (several processes must share
+ * it), else one made at first use and kept in `DATA_DIR/email-secret` (mode 0600).
+ */
+export function emailSecret(configured: string | undefined, dataDir: string): string {
+  if (configured) return configured
+  const file = path.join(dataDir, 'email-secret')
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true })
+    writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' })
+  }
+  return readFileSync(file, 'utf8').trim()
+}
+
+/** The organization's owner and members, by email, each once. */
+async function recipients(repos: Repositories, organizationId: string): Promise<string[]> {
+  const memberships = await repos.memberships.find({ organization_id: organizationId })
+  const users = await Promise.all(memberships.map((m) => repos.users.get({ id: m.user_id })))
+  return [
+    ...new Set(users.map((user) => user?.email.trim().toLowerCase()).filter((email) => email)),
+  ] as string[]
+}
+
+/**
+ * Queues one email per recipient of the organization, if its effective preference for the key is
+ * on (checked again when each job runs). `dedupe` makes the jobs' ids, so a trigger handled twice
+ * while its jobs wait queues them once. Returns how many were queued.
+ */
+export async function queueLifecycleEmail<K extends EmailPreferenceKey>(
+  deps: Pick<LifecycleEmailDeps, 'store' | 'repos' | 'coordination'>,
+  input: { key: K; organizationId: string; dedupe: string; data: LifecycleEmailJob<K>['data'] },
+): Promise<number> {
+  const partnerId = await managingPartnerId(deps.repos, input.organizationId)
+  const preferences = await organizationEmailPreferences(deps.store, input.organizationId, partnerId)
+  if (!preferences[input.key].enabled) return 0
+  const to = await recipients(deps.repos, input.organizationId)
+  for (const email of to) {
+    const job: LifecycleEmailJob<K> = {
+      key: input.key,
+      organizationId: input.organizationId,
+      to: email,
+      data: input.data,
+    }
+    await deps.coordination.jobs.add(lifecycleEmailJobName, job, {
+      jobId: `email:${input.dedupe}:${email}`,
+      attempts: 10,
+      backoff: { type: 'exponential', delayMs: 30_000 },
+    })
+  }
+  return to.length
+}
+
+/** The job: one message to one recipient, unless the preference was turned off meanwhile. */
+export async function sendLifecycleEmail(deps: LifecycleEmailDeps, job: LifecycleEmailJob): Promise<boolean> {
+  const organization = await deps.repos.organizations.get({ id: job.organizationId })
+  if (!organization) return false
+  const partnerId = await managingPartnerId(deps.repos, job.organizationId)
+  const preferences = await organizationEmailPreferences(deps.store, job.organizationId, partnerId)
+  if (!preferences[job.key].enabled) return false
+  const message = lifecycleMessage({
+    key: job.key,
+    to: job.to,
+    organizationId: job.organizationId,
+    secret: deps.secret,
+    publicUrl: deps.publicUrl,
+    data: { ...job.data, organizationName: organization.name } as never,
+  })
+  try {
+    await deps.mailer.send(message)
+    return true
+  } catch (error) {
+    // A refused address or message will be refused again: no retry. Anything else is retried.
+    if (isPermanentMailError(error)) return false
+    throw error
+  }
+}
+
+/**
+ * `first_visitor_identified` for the organization of a `visitor.identified` event, when that event
+ * is the organization's first (the earliest of its kind): the trigger of the event consumer.
+ */
+export async function firstVisitorEmail(
+  deps: Pick<LifecycleEmailDeps, 'store' | 'repos' | 'coordination'>,
+  event: { eventId: string; type: string; organizationId: string; visitorId?: string | null | undefined },
+): Promise<number> {
+  if (event.type !== 'visitor.identified' || !event.visitorId) return 0
+  const [first] = await deps.store.query<{ event_id: string }>(
+    `SELECT toString(argMin(event_id, created_at)) AS event_id FROM events
+     WHERE organization_id = {organizationId:UUID} AND type = 'visitor.identified'`,
+    { organizationId: event.organizationId },
+  )
+  if (first?.event_id !== event.eventId) return 0
+  const visitor = await deps.repos.visitors.get({
+    organization_id: event.organizationId,
+    id: event.visitorId,
+  })
+  return queueLifecycleEmail(deps, {
+    key: 'first_visitor_identified',
+    organizationId: event.organizationId,
+    dedupe: `first_visitor_identified:${event.organizationId}`,
+    data: {
+      visitor: {
+        name: [visitor?.first_name, visitor?.last_name].filter(Boolean).join(' ') || undefined,
+        email: visitor?.email || undefined,
+        title: visitor?.job_title || undefined,
+      },
+    },
+  })
+}
