@@ -77,6 +77,7 @@ export {
 } from './domain/custom-domain.js'
 export { createDnsResolver, type DnsResolver } from './domain/dns-check.js'
 export {
+  creditEmail,
   emailSecret,
   firstVisitorEmail,
   type LifecycleEmailDeps,

@@ -8,6 +8,7 @@ import {
   createMailer,
   createReadModel,
   createRepositories,
+  creditEmail,
   type EventDispatcher,
   type EventJob,
   emailSecret,
@@ -221,6 +222,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         app?.log.info({ eventId: job.data.eventId, type: job.data.type }, 'event')
         await enqueueStoredEvent(webhookDeps, job.data)
         await firstVisitorEmail(emailDeps, job.data)
+        await creditEmail(emailDeps, job.data)
         // Auto phone enrichment of a newly identified visitor (the organization's setting decides).
         await autoEnrichPhone(phone, job.data)
       })

@@ -145,4 +145,27 @@ describe('lifecycle emails', () => {
     await new Promise((resolve) => setTimeout(resolve, 2500))
     expect(inbox.length).toBe(before + 1)
   }, 30_000)
+
+  it('credits.low, as identification stores it when a charge crosses 10 % of the last grant, mails the balance', async () => {
+    const tenant = await h.createTenant()
+    const before = inbox.length
+    await appendEvents(h.store, [
+      {
+        event_id: eventIdOf('credits.low', tenant.organizationId, 'initial'),
+        type: 'credits.low',
+        organization_id: tenant.organizationId,
+        visitor_id: null,
+        payload: JSON.stringify({
+          event_type: 'credits.low',
+          organization_id: tenant.organizationId,
+          balance: 42,
+        }),
+        created_at: new Date().toISOString(),
+      },
+    ])
+    const raw = await until(() => inbox[before])
+    const mail = await simpleParser(raw)
+    expect(mail.text).toContain('42')
+    expect(header(mail, 'List-Unsubscribe')).toMatch(/unsubscribe\?token=/)
+  }, 30_000)
 })

@@ -219,19 +219,32 @@ export async function chargeIdentification(
 export async function chargeIdentifications(
   store: Store,
   input: { organizationId: string; visitorIds: readonly string[]; maxOverages: number | null },
-): Promise<{ allowed: Set<string>; balance: number }> {
+): Promise<{ allowed: Set<string>; balance: number; before: number; lastGrant: LastGrant }> {
   const organizationId = organizationIdOf(input.organizationId)
   const visitorIds = [...new Set(input.visitorIds.map((id) => id.toLowerCase()))]
   for (const id of visitorIds) if (!uuidPattern.test(id)) throw invalid('visitorIds', 'must be UUIDs')
   const allowed = new Set<string>()
-  if (visitorIds.length === 0) return { allowed, balance: await creditBalance(store, organizationId) }
-  const [row] = await store.query<{ balance: number | string; charged: string[] }>(
+  if (visitorIds.length === 0) {
+    const balance = await creditBalance(store, organizationId)
+    return { allowed, balance, before: balance, lastGrant: { amount: 0, entryId: '' } }
+  }
+  // The latest grant too, in the same read: the credit thresholds are fractions of it.
+  const [row] = await store.query<{
+    balance: number | string
+    charged: string[]
+    grant_amount: number | string
+    grant_entry: string
+  }>(
     `SELECT sumIf(amount, kind IN (${kindList})) AS balance,
-       groupArrayIf(entry_id, entry_id IN {entryIds:Array(String)}) AS charged
+       groupArrayIf(entry_id, entry_id IN {entryIds:Array(String)}) AS charged,
+       argMaxIf(amount, created_at, kind = 'grant') AS grant_amount,
+       argMaxIf(entry_id, created_at, kind = 'grant') AS grant_entry
      FROM credit_ledger FINAL WHERE organization_id = {organizationId:UUID}`,
     { organizationId, entryIds: visitorIds.map(identificationEntryId) },
   )
+  const lastGrant = { amount: Number(row?.grant_amount ?? 0), entryId: row?.grant_entry ?? '' }
   let balance = Number(row?.balance ?? 0)
+  const before = balance
   const charged = new Set(row?.charged ?? [])
   const entries: object[] = []
   const at = new Date().toISOString()
@@ -255,7 +268,13 @@ export async function chargeIdentifications(
     })
   }
   if (entries.length > 0) await store.insert('credit_ledger', entries)
-  return { allowed, balance }
+  return { allowed, balance, before, lastGrant }
+}
+
+/** The latest grant of an organization (amount 0 and entry '' when none). */
+export interface LastGrant {
+  amount: number
+  entryId: string
 }
 
 /**

@@ -145,3 +145,28 @@ export async function firstVisitorEmail(
     },
   })
 }
+
+/** `credits_low` / `credits_exhausted` for a `credits.low` / `credits.exhausted` event, with its balance. */
+export async function creditEmail(
+  deps: Pick<LifecycleEmailDeps, 'store' | 'repos' | 'coordination'>,
+  event: { eventId: string; type: string; organizationId: string },
+): Promise<number> {
+  const key =
+    event.type === 'credits.low'
+      ? 'credits_low'
+      : event.type === 'credits.exhausted'
+        ? 'credits_exhausted'
+        : undefined
+  if (!key) return 0
+  const [stored] = await deps.store.query<{ payload: string }>(
+    'SELECT payload FROM events WHERE event_id = {eventId:UUID} LIMIT 1',
+    { eventId: event.eventId },
+  )
+  const balance = Number((JSON.parse(stored?.payload ?? '{}') as { balance?: number }).balance ?? 0)
+  return queueLifecycleEmail(deps, {
+    key,
+    organizationId: event.organizationId,
+    dedupe: event.eventId,
+    data: { balance },
+  })
+}

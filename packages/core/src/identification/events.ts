@@ -9,7 +9,7 @@ import type { Coordination } from '../coordination/ports.js'
 import { nextVersion } from '../ids.js'
 import type { Store } from '../store/client.js'
 
-export type EventType = 'visitor.identified' | 'visitor.phone_revealed'
+export type EventType = 'visitor.identified' | 'visitor.phone_revealed' | 'credits.low' | 'credits.exhausted'
 
 export interface StoredEvent {
   event_id: string

@@ -202,6 +202,28 @@ describe('identifyVisitors', () => {
     expect(payload.page_views).toHaveLength(1)
   })
 
+  it('charges that cross the credit thresholds store credits.low and credits.exhausted, once per grant', async () => {
+    const org = await organization(2)
+    const [a, g] = [await visit(org), await visit(org)]
+    await identifyVisitors({ store, repos }, [hit(org, a, 'ada@acme.test'), hit(org, g, 'grace@globex.test')])
+    expect(await creditBalance(store, org)).toBe(0)
+    const types = async () =>
+      (await readEvents(store, { organizationId: org }))
+        .map((event) => event.type)
+        .filter((type) => type.startsWith('credits.'))
+        .sort()
+    expect(await types()).toEqual(['credits.exhausted', 'credits.low'])
+    const [low] = await readEvents(store, { organizationId: org, type: 'credits.low' })
+    expect(JSON.parse(low!.payload)).toMatchObject({
+      event_type: 'credits.low',
+      balance: 0,
+      organization_id: org,
+    })
+    // Nothing charged, nothing crossed: no more events.
+    await identifyVisitors({ store, repos }, [hit(org, a, 'ada@acme.test')])
+    expect(await types()).toEqual(['credits.exhausted', 'credits.low'])
+  })
+
   it('identifying again charges nothing and emits nothing more; the event keeps its id', async () => {
     const org = await organization(10)
     const v = await visit(org)

@@ -6,12 +6,12 @@
 // identification of a visitor stores `visitor.identified` with the whole identification payload,
 // before the visitor row says it is identified: a crash in between stores it again under the
 // same id on the replay, never loses it, never doubles it.
-import { chargeIdentifications } from '../credits/ledger.js'
+import { chargeIdentifications, creditThresholdsCrossed, type LastGrant } from '../credits/ledger.js'
 import { nextVersion } from '../ids.js'
 import type { Store } from '../store/client.js'
 import { blankContactFields, type Repositories, type VisitorRow, visitorsTable } from '../store/entities.js'
 import { type ContactRow, emailKey, findContactsByKeys, normalizeEmail } from './contacts.js'
-import { appendEvents, type StoredEvent } from './events.js'
+import { appendEvents, eventIdOf, type StoredEvent } from './events.js'
 import type { IdentifiedVisitors } from './identified-visitors.js'
 import { visitorEvents } from './visitor-events.js'
 
@@ -161,13 +161,14 @@ export async function identifyVisitors(
     const hitsOfOrganization = wanted.filter((hit) => hit.organization_id === organizationId)
     const { existing, firstSeen } = known.get(organizationId)!
     // Every person identification of the batch charged at once, in hit order, while credits allow.
-    const { allowed } = await chargeIdentifications(store, {
+    const { allowed, balance, before, lastGrant } = await chargeIdentifications(store, {
       organizationId,
       visitorIds: needsContact
         .filter((hit) => hit.organization_id === organizationId && contacts.has(hit.key))
         .map((hit) => hit.visitor_id),
       maxOverages: organization.max_overages,
     })
+    events.push(...creditEvents(organizationId, before, balance, lastGrant))
     for (const hit of hitsOfOrganization) {
       const before = existing.get(hit.visitor_id)
       const isPerson = Boolean(before?.contact_id)
@@ -232,4 +233,34 @@ export async function identifyVisitors(
   for (const row of [...unchanged, ...rows]) deps.identified?.remember(row)
   result.visitors = rows
   return result
+}
+
+/**
+ * `credits.low` and `credits.exhausted` when this batch's charges cross them (core credits/ledger.ts
+ * says where): once per grant, since the event id is made from the grant (a top-up may cross them
+ * again). They feed the lifecycle emails and the partner's billing webhook.
+ */
+function creditEvents(
+  organizationId: string,
+  before: number,
+  after: number,
+  lastGrant: LastGrant,
+): StoredEvent[] {
+  const at = new Date().toISOString()
+  return creditThresholdsCrossed(before, after, lastGrant.amount).map((threshold) => {
+    const type = threshold === 'credits_low' ? ('credits.low' as const) : ('credits.exhausted' as const)
+    return {
+      event_id: eventIdOf(type, organizationId, lastGrant.entryId || 'no-grant'),
+      type,
+      organization_id: organizationId,
+      visitor_id: null,
+      payload: JSON.stringify({
+        event_type: type,
+        timestamp: at,
+        organization_id: organizationId,
+        balance: after,
+      }),
+      created_at: at,
+    }
+  })
 }

@@ -6,7 +6,7 @@ import { getVisitorProfiles } from '../services/visitors.js'
 import type { Store } from '../store/client.js'
 import { type CompanyRow, companiesTable, type Repositories, type VisitorRow } from '../store/entities.js'
 import { eventIdOf, type StoredEvent } from './events.js'
-import { identificationPayload } from './payload.js'
+import { type IdentificationEventType, identificationPayload } from './payload.js'
 
 const companyColumns = Object.keys(companiesTable.columns).join(', ')
 
@@ -26,7 +26,7 @@ export interface VisitorEventSubject {
 export async function visitorEvents(
   deps: { store: Store; repos: Repositories },
   organization: { id: string; name: string },
-  type: StoredEvent['type'],
+  type: IdentificationEventType,
   subjects: readonly VisitorEventSubject[],
 ): Promise<StoredEvent[]> {
   if (subjects.length === 0) return []
