@@ -206,7 +206,10 @@ export function createReverseDns(options: ReverseDnsOptions = {}): ReverseDns {
   const servers = options.servers?.filter(Boolean) ?? []
   if (servers.length > 0) resolver.setServers(servers)
   const cache = createBoundedCache<{ domain: string; expires: number }>(options.maxEntries ?? 100_000)
-  const inFlight = new Map<string, { started: number; answer: Promise<string | undefined> }>()
+  const inFlight = new Map<
+    string,
+    { started: number; answer: Promise<string | undefined>; budget: { spent: boolean } }
+  >()
 
   const query = async (ip: string, name: string): Promise<{ domain: string; ttl: number }> => {
     let outcome: ReverseDnsOutcome
@@ -234,11 +237,17 @@ export function createReverseDns(options: ReverseDnsOptions = {}): ReverseDns {
       inFlight.delete(ip)
       return domain
     })
-    // Every hit of the address shares this one promise: the answer, or undefined after waitMs.
+    // Every hit of the address shares this one promise: the answer, or undefined after waitMs. Once
+    // the wait is over, later hits do not wait: `spent` says so, rather than comparing clocks (a
+    // timer may fire a millisecond before Date.now() says waitMs have passed).
+    const budget = { spent: waitMs <= 0 }
     const answer =
       waitMs > 0
         ? new Promise<string | undefined>((resolve) => {
-            const timer = setTimeout(() => resolve(undefined), waitMs)
+            const timer = setTimeout(() => {
+              budget.spent = true
+              resolve(undefined)
+            }, waitMs)
             timer.unref()
             void done.then((domain) => {
               clearTimeout(timer)
@@ -246,7 +255,7 @@ export function createReverseDns(options: ReverseDnsOptions = {}): ReverseDns {
             })
           })
         : Promise.resolve(undefined)
-    const entry = { started: Date.now(), answer }
+    const entry = { started: Date.now(), answer, budget }
     inFlight.set(ip, entry)
     return entry
   }
@@ -261,7 +270,7 @@ export function createReverseDns(options: ReverseDnsOptions = {}): ReverseDns {
       // An expired answer serves while it is asked again; nobody waits for the refresh.
       if (cached) return cached.domain
       if (!running) return undefined
-      return now - running.started < waitMs ? running.answer : undefined
+      return !running.budget.spent && now - running.started < waitMs ? running.answer : undefined
     },
     close: () => resolver.cancel(),
   }
