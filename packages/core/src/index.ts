@@ -329,7 +329,6 @@ export {
   type DeliveryRow,
   enqueueStoredEvent,
   enqueueWebhookEvent,
-  presentAttempt,
   presentWebhookConfig,
   readWebhookConfig,
   redeliver,

@@ -1,7 +1,7 @@
 // Spec section "Partner: webhooks" (X-Partner-API-Key): the partner's two webhooks, a test delivery,
 // the delivery log and redelivery. Deliveries themselves are the worker's (core webhooks/).
 import {
-  presentAttempt,
+  type AttemptRow,
   presentWebhookConfig,
   readWebhookConfig,
   redeliver,
@@ -13,6 +13,7 @@ import {
   webhookLogs,
 } from '@visitor-id/core'
 import { z } from 'zod'
+import { iso } from '../presenters.js'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
 import { pathId, timestamp } from '../schemas/common.js'
 import { partnerPrincipal } from './context.js'
@@ -47,6 +48,24 @@ const change = z.strictObject({
   secret: z.string().min(16).max(256).optional().describe('At least 16 characters'),
   enabled: z.boolean().optional(),
 })
+
+/** A log entry as the API shows it. */
+function presentAttempt(row: AttemptRow): z.input<typeof logEntrySchema> {
+  return {
+    id: row.id,
+    type: row.kind,
+    organizationId: row.organization_id ?? '',
+    status: row.status,
+    statusCode: row.status_code ?? 0,
+    attemptedAt: iso(row.attempted_at),
+    responseTimeMs: row.response_time_ms,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    deliveryId: row.delivery_id,
+    attempt: row.attempt,
+    error: row.error || null,
+  }
+}
 
 const deps = (services: ApiServices) => ({
   store: services.store,

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Coordination } from '../coordination/ports.js'
+import { readEventPayload } from '../identification/events.js'
 import { managingPartnerId } from '../services/access.js'
 import type { Store } from '../store/client.js'
 import type { Repositories } from '../store/entities.js'
@@ -158,11 +159,8 @@ export async function creditEmail(
         ? 'credits_exhausted'
         : undefined
   if (!key) return 0
-  const [stored] = await deps.store.query<{ payload: string }>(
-    'SELECT payload FROM events WHERE event_id = {eventId:UUID} LIMIT 1',
-    { eventId: event.eventId },
-  )
-  const balance = Number((JSON.parse(stored?.payload ?? '{}') as { balance?: number }).balance ?? 0)
+  const payload = await readEventPayload(deps.store, event.eventId)
+  const balance = Number((JSON.parse(payload ?? '{}') as { balance?: number }).balance ?? 0)
   return queueLifecycleEmail(deps, {
     key,
     organizationId: event.organizationId,

@@ -52,6 +52,15 @@ export async function appendEvents(store: Store, events: readonly StoredEvent[])
   )
 }
 
+/** A stored event's payload, as stored (every version holds the same); undefined when unknown. */
+export async function readEventPayload(store: Store, eventId: string): Promise<string | undefined> {
+  const [event] = await store.query<{ payload: string }>(
+    'SELECT payload FROM events WHERE event_id = {eventId:UUID} LIMIT 1',
+    { eventId },
+  )
+  return event?.payload
+}
+
 /** The stored events, oldest first (tests and the admin look at them). */
 export async function readEvents(
   store: Store,

@@ -83,20 +83,29 @@ export interface PhoneSearchDeps {
 const lockMs = 15_000
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
+/** The searches that meet `where`, typed as rows. */
+async function selectSearches(store: Store, where: string, params?: Record<string, unknown>) {
+  const rows = await store.query<PhoneSearchRow>(
+    `SELECT organization_id, visitor_id, search_id,
+       status, tries, provider, auto, phone, reason, callback_token_sha256, started_at, finished_at
+     FROM phone_searches FINAL WHERE ${where}`,
+    params,
+  )
+  return rows.map((row) => ({ ...row, tries: Number(row.tries), auto: Boolean(row.auto) }))
+}
+
 /** The visitor's latest search, if any. */
 export async function readPhoneSearch(
   store: Store,
   organizationId: string,
   visitorId: string,
 ): Promise<PhoneSearchRow | undefined> {
-  const [row] = await store.query<PhoneSearchRow>(
-    `SELECT organization_id, visitor_id, search_id,
-       status, tries, provider, auto, phone, reason, callback_token_sha256, started_at, finished_at
-     FROM phone_searches FINAL
-     WHERE organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}`,
+  const [row] = await selectSearches(
+    store,
+    'organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}',
     { organizationId, visitorId },
   )
-  return row && { ...row, tries: Number(row.tries), auto: Boolean(row.auto) }
+  return row
 }
 
 async function writePhoneSearch(store: Store, row: PhoneSearchRow): Promise<void> {
@@ -350,11 +359,7 @@ export async function sweepPhoneSearches(
   deps: PhoneSearchDeps,
   options: { resumeStartedBefore?: string } = {},
 ): Promise<{ expired: number; resumed: number }> {
-  const rows = await deps.store.query<PhoneSearchRow>(
-    `SELECT organization_id, visitor_id, search_id,
-       status, tries, provider, auto, phone, reason, callback_token_sha256, started_at, finished_at
-     FROM phone_searches FINAL WHERE status = 'ongoing'`,
-  )
+  const rows = await selectSearches(deps.store, "status = 'ongoing'")
   let expired = 0
   let resumed = 0
   for (const row of rows) {

@@ -10,6 +10,7 @@
 import type { Config } from '../config.js'
 import type { Coordination } from '../coordination/ports.js'
 import { appError } from '../errors.js'
+import { readEventPayload } from '../identification/events.js'
 import { nextVersion, randomToken } from '../ids.js'
 import { managingPartnerId } from '../services/access.js'
 import type { Store } from '../store/client.js'
@@ -183,16 +184,13 @@ export async function enqueueStoredEvent(
   deps: Pick<WebhookDeps, 'store' | 'repos'>,
   job: { eventId: string; type: string; organizationId: string },
 ): Promise<string | undefined> {
-  const [event] = await deps.store.query<{ payload: string }>(
-    'SELECT payload FROM events WHERE event_id = {eventId:UUID} LIMIT 1',
-    { eventId: job.eventId },
-  )
-  if (!event) return undefined
+  const payload = await readEventPayload(deps.store, job.eventId)
+  if (payload === undefined) return undefined
   return enqueueWebhookEvent(deps, {
     organizationId: job.organizationId,
     eventId: job.eventId,
     eventType: job.type,
-    payload: event.payload,
+    payload,
   })
 }
 
@@ -455,28 +453,6 @@ export async function webhookLogs(
           )[0]?.n ?? 0,
         )
   return { rows: rows.map(attemptOf), total }
-}
-
-/** A log entry as the API shows it. */
-export function presentAttempt(row: AttemptRow) {
-  return {
-    id: row.id,
-    type: row.kind,
-    organizationId: row.organization_id ?? '',
-    status: row.status,
-    statusCode: row.status_code ?? 0,
-    attemptedAt: new Date(
-      Date.parse(
-        row.attempted_at.endsWith('Z') ? row.attempted_at : `${row.attempted_at.replace(' ', 'T')}Z`,
-      ),
-    ).toISOString(),
-    responseTimeMs: row.response_time_ms,
-    eventId: row.event_id,
-    eventType: row.event_type,
-    deliveryId: row.delivery_id,
-    attempt: row.attempt,
-    error: row.error || null,
-  }
 }
 
 /**
