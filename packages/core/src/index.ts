@@ -117,14 +117,18 @@ export {
 export {
   appendEvents,
   dispatchEvents,
-  type EventDispatcher,
   type EventJob,
+  type EventProcessing,
+  type EventProcessingOptions,
+  type EventRetry,
   type EventType,
   eventIdOf,
   eventJobName,
+  InFlightEvents,
+  markEventsDispatched,
   readEvents,
   type StoredEvent,
-  startEventDispatcher,
+  startEventProcessing,
 } from './identification/events.js'
 export {
   createIdentifiedVisitors,

@@ -9,11 +9,9 @@ import {
   createReadModel,
   createRepositories,
   creditEmail,
-  type EventDispatcher,
-  type EventJob,
+  type EventProcessing,
   emailSecret,
   enqueueStoredEvent,
-  eventJobName,
   firstVisitorEmail,
   type IncrementalScoring,
   type LifecycleEmailJob,
@@ -31,7 +29,7 @@ import {
   runRecalculation,
   type Store,
   sendLifecycleEmail,
-  startEventDispatcher,
+  startEventProcessing,
   startIncrementalScoring,
   startListAutoRefresh,
   startPeriodicTask,
@@ -92,7 +90,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined
   let ingest: IngestService | undefined
   let scoring: IncrementalScoring | undefined
-  let dispatcher: EventDispatcher | undefined
+  let events: EventProcessing | undefined
   let listRefresh: PeriodicTask | undefined
   let phoneSweep: PeriodicTask | undefined
   let webhooks: WebhookDispatcher | undefined
@@ -103,7 +101,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await admin?.close()
     await app?.close()
     await scoring?.stop()
-    await dispatcher?.stop()
+    await events?.stop()
     await ingest?.close()
     await coordination?.close()
     await store.close()
@@ -169,9 +167,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
         { store, repos, locks: coordination.locks },
         { refreshAfterMs: config.listAutoRefreshMs, log: app.log },
       )
-      // Stored events go to the job queue. Their consumers (webhooks, email) come with their
-      // features; until then each event is logged, by id and type only (no personal data).
-      dispatcher = startEventDispatcher(deps)
       // Phone searches: the provider is asked by jobs; a sweep expires searches past
       // PHONE_SEARCH_TIMEOUT, and its first pass asks again about the searches a stopped process
       // left ongoing (an in-memory queue loses their jobs).
@@ -218,13 +213,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
       coordination.jobs.process<LifecycleEmailJob>(lifecycleEmailJobName, async (job) => {
         await sendLifecycleEmail(emailDeps, job.data)
       })
-      coordination.jobs.process<EventJob>(eventJobName, async (job) => {
-        app?.log.info({ eventId: job.data.eventId, type: job.data.type }, 'event')
-        await enqueueStoredEvent(webhookDeps, job.data)
-        await firstVisitorEmail(emailDeps, job.data)
-        await creditEmail(emailDeps, job.data)
+      // Stored events run through their consumers (logged by id and type only: no personal data);
+      // each is marked dispatched once they all ran, so a restart runs the unmarked ones again.
+      events = startEventProcessing(deps, async (event) => {
+        app?.log.info({ eventId: event.eventId, type: event.type }, 'event')
+        await enqueueStoredEvent(webhookDeps, event)
+        await firstVisitorEmail(emailDeps, event)
+        await creditEmail(emailDeps, event)
         // Auto phone enrichment of a newly identified visitor (the organization's setting decides).
-        await autoEnrichPhone(phone, job.data)
+        await autoEnrichPhone(phone, event)
       })
     }
     const address = await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
@@ -248,7 +245,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const running = app
     const runningIngest = ingest
     const runningScoring = scoring
-    const runningDispatcher = dispatcher
+    const runningEvents = events
     const runningListRefresh = listRefresh
     const runningPhoneSweep = phoneSweep
     const runningWebhooks = webhooks
@@ -268,7 +265,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await runningAdmin?.close()
           await running.close()
           await runningScoring?.stop()
-          await runningDispatcher?.stop()
+          await runningEvents?.stop()
           await runningListRefresh?.stop()
           await runningPhoneSweep?.stop()
           await runningWebhooks?.stop()

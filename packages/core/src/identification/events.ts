@@ -1,10 +1,10 @@
 // Domain events (DESIGN.md, "Identification": Events). An event is stored before anything acts on
 // it, under an id made from what it is about, so storing it twice (two processes at once, a replay
 // after a crash) keeps one. A dispatcher hands stored events to the job queue and marks them
-// dispatched; a crash in between dispatches again under the same job id, and consumers deduplicate
-// by event id (at-least-once).
+// dispatched once its consumers ran; a crash in between dispatches it again under the same job id,
+// and consumers deduplicate by event id (at-least-once).
 import { createHash } from 'node:crypto'
-import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
+import { startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination } from '../coordination/ports.js'
 import { nextVersion } from '../ids.js'
 import type { Store } from '../store/client.js'
@@ -75,22 +75,35 @@ export async function readEvents(
   )
 }
 
+/** How many stored events one dispatch pass reads: the most that wait on the job queue at once. */
+const dispatchPage = 1000
+/** Tries of an event's job, and the first backoff (doubling); after the last try the event is given up. */
+export interface EventRetry {
+  attempts: number
+  delayMs: number
+}
+const defaultRetry: EventRetry = { attempts: 5, delayMs: 1000 }
+
 /**
- * Hands every stored event not yet dispatched to the job queue (job id = event id), then marks it
- * dispatched. Returns how many it dispatched. Safe to run in several processes at once (the job id
- * dedupes pending jobs; consumers dedupe by event id).
+ * Hands stored events not yet dispatched to the job queue (job id = event id), skipping those in
+ * `inFlight` (queued by this process, not yet marked). An event is marked dispatched only once its
+ * consumers ran (see `startEventProcessing`): an in-memory queue dies with its process, and its
+ * events are then queued again by the next process's first pass. Returns how many it queued.
  */
 export async function dispatchEvents(
   deps: { store: Store; coordination: Coordination },
-  limit = 1000,
+  inFlight: InFlightEvents = new InFlightEvents(),
+  retry: EventRetry = defaultRetry,
 ): Promise<number> {
-  const pending = await deps.store.query<StoredEvent>(
-    `SELECT event_id, type, organization_id, visitor_id, payload, created_at
-     FROM events FINAL WHERE dispatched_at IS NULL ORDER BY created_at LIMIT {limit:UInt32}`,
-    { limit },
+  const pending = await deps.store.query<Omit<StoredEvent, 'payload' | 'created_at'>>(
+    `SELECT event_id, type, organization_id, visitor_id
+     FROM events FINAL WHERE dispatched_at IS NULL ORDER BY created_at, event_id LIMIT {limit:UInt32}`,
+    { limit: dispatchPage },
   )
-  if (pending.length === 0) return 0
+  inFlight.retainOnly(pending.map((event) => event.event_id))
+  let queued = 0
   for (const event of pending) {
+    if (inFlight.has(event.event_id)) continue
     const job: EventJob = {
       eventId: event.event_id,
       type: event.type,
@@ -99,37 +112,156 @@ export async function dispatchEvents(
     }
     await deps.coordination.jobs.add(eventJobName, job, {
       jobId: `event:${event.event_id}`,
-      attempts: 5,
-      backoff: { type: 'exponential', delayMs: 1000 },
+      attempts: retry.attempts,
+      backoff: { type: 'exponential', delayMs: retry.delayMs },
     })
+    inFlight.add(event.event_id)
+    queued++
   }
-  const at = new Date().toISOString()
-  await deps.store.insert(
-    'events',
-    pending.map((event) => ({ ...event, dispatched_at: at, version: nextVersion() })),
-  )
-  return pending.length
+  return queued
 }
 
-export type EventDispatcher = PeriodicTask
+/**
+ * Events this process queued and has not seen marked yet. One left longer than `requeueAfterMs`
+ * (its job lost with another process's memory, or still waiting behind a long queue) is queued
+ * again: the job id keeps one while it is pending, consumers deduplicate by event id.
+ */
+export class InFlightEvents {
+  readonly #queuedAt = new Map<string, number>()
+  constructor(readonly requeueAfterMs = 5 * 60_000) {}
 
-/** Dispatches stored events every `intervalMs` in the process that holds the dispatch lock. */
-export function startEventDispatcher(
+  has(eventId: string): boolean {
+    const at = this.#queuedAt.get(eventId)
+    return at !== undefined && Date.now() - at < this.requeueAfterMs
+  }
+
+  add(eventId: string): void {
+    this.#queuedAt.set(eventId, Date.now())
+  }
+
+  /** Forgets every event not among the ones still waiting (marked since, by any process). */
+  retainOnly(waiting: readonly string[]): void {
+    const keep = new Set(waiting)
+    for (const eventId of this.#queuedAt.keys()) if (!keep.has(eventId)) this.#queuedAt.delete(eventId)
+  }
+
+  get size(): number {
+    return this.#queuedAt.size
+  }
+}
+
+/**
+ * Marks events dispatched: a new version of each stored event with `dispatched_at` set, written by
+ * the store itself (one INSERT ... SELECT, the payload never leaves it).
+ */
+export async function markEventsDispatched(store: Store, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return
+  await store.command(
+    `INSERT INTO events (event_id, type, organization_id, visitor_id, payload, created_at, dispatched_at, version)
+     SELECT event_id, type, organization_id, visitor_id, payload, created_at, now64(3), {version:UInt64}
+     FROM events FINAL WHERE event_id IN {eventIds:Array(UUID)} AND dispatched_at IS NULL`,
+    { eventIds: [...eventIds], version: nextVersion() },
+  )
+}
+
+export interface EventProcessing {
+  /** Stops dispatching, lets the consumers under way finish, and writes their marks. */
+  stop(): Promise<void>
+}
+
+export interface EventProcessingOptions {
+  /** How often stored events are dispatched (and consumers' marks written). */
+  intervalMs?: number
+  /** Events consumed at once by this process. */
+  concurrency?: number
+  requeueAfterMs?: number
+  retry?: EventRetry
+}
+
+/**
+ * Runs stored events through `consume` (webhooks, emails, enrichment): the dispatcher, in the
+ * process that holds its lock, queues them; this process's consumer runs them `concurrency` at a
+ * time and marks each one dispatched once `consume` succeeded, or failed for the last time (logged:
+ * a poison event must not come back forever). Marks are written in batches every `intervalMs` and
+ * at stop. At least once: a crash before the mark runs `consume` again for that event.
+ */
+export function startEventProcessing(
   deps: {
     store: Store
     coordination: Coordination
-    log: { warn(object: object, message: string): void }
+    log: { warn(object: object, message: string): void; error(object: object, message: string): void }
   },
-  intervalMs = 1000,
-): EventDispatcher {
-  return startPeriodicTask({
+  consume: (job: EventJob) => Promise<void>,
+  options: EventProcessingOptions = {},
+): EventProcessing {
+  const intervalMs = options.intervalMs ?? 1000
+  const inFlight = new InFlightEvents(options.requeueAfterMs)
+  const retry = options.retry ?? defaultRetry
+  const consumed = new Set<string>()
+  const running = new Set<Promise<void>>()
+  let stopping = false
+
+  const writeMarks = async () => {
+    if (consumed.size === 0) return
+    const eventIds = [...consumed]
+    await markEventsDispatched(deps.store, eventIds)
+    for (const eventId of eventIds) consumed.delete(eventId)
+  }
+  const onError = (message: string) => (error: unknown) => deps.log.warn({ err: error }, message)
+
+  deps.coordination.jobs.process<EventJob>(
+    eventJobName,
+    async (job) => {
+      // A job that starts while stopping goes back (memory: to the store, unmarked; Redis: to the queue).
+      if (stopping) throw new Error('events: stopping')
+      const run = consume(job.data)
+      const settled = run.then(
+        () => {},
+        () => {},
+      )
+      running.add(settled)
+      try {
+        await run
+        consumed.add(job.data.eventId)
+      } catch (error) {
+        if (job.attempt >= retry.attempts) {
+          deps.log.error(
+            { err: error, eventId: job.data.eventId, type: job.data.type },
+            'events: consumer gave up',
+          )
+          consumed.add(job.data.eventId)
+        }
+        throw error
+      } finally {
+        running.delete(settled)
+      }
+    },
+    { concurrency: options.concurrency ?? 4 },
+  )
+  const dispatcher = startPeriodicTask({
     locks: deps.coordination.locks,
     lockName: 'events:dispatch',
     lockTtlMs: Math.max(30_000, intervalMs * 10),
     intervalMs,
     async pass() {
-      while ((await dispatchEvents(deps)) === 1000) {}
+      // Marks first, so the events consumed here since the last pass are not queued again.
+      await writeMarks()
+      await dispatchEvents(deps, inFlight, retry)
     },
-    onError: (error) => deps.log.warn({ err: error }, 'events: dispatch failed; the next pass retries'),
+    onError: onError('events: dispatch failed; the next pass retries'),
   })
+  // Consumers run in every worker; their marks are written by their own process.
+  const marks = setInterval(() => {
+    writeMarks().catch(onError('events: writing marks failed; the next pass retries'))
+  }, intervalMs)
+  marks.unref()
+  return {
+    async stop() {
+      stopping = true
+      await dispatcher.stop()
+      clearInterval(marks)
+      while (running.size > 0) await Promise.allSettled([...running])
+      await writeMarks()
+    },
+  }
 }

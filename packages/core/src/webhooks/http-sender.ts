@@ -28,6 +28,8 @@ export interface WebhookRequest {
   allowPrivate?: boolean
   /** Default 64 KB: read at most this much of the answer, then stop reading. */
   maxResponseBytes?: number
+  /** Aborts the request (the server is stopping): it ends as failed, 'aborted'. */
+  signal?: AbortSignal
 }
 
 export interface WebhookResponse {
@@ -219,12 +221,19 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
       finish({ ok: false, statusCode, error: `timeout after ${timeoutMs} ms` })
       req?.destroy()
     }, timeoutMs)
+    const abort = () => {
+      finish({ ok: false, statusCode, error: 'aborted' })
+      req?.destroy()
+    }
+    request.signal?.addEventListener('abort', abort, { once: true })
     function finish(result: Omit<WebhookResponse, 'responseTimeMs'>) {
       if (done) return
       done = true
       clearTimeout(timer)
+      request.signal?.removeEventListener('abort', abort)
       resolve({ ...result, responseTimeMs: elapsed() })
     }
+    if (request.signal?.aborted) return abort()
 
     const protocol = url.protocol as 'http:' | 'https:'
     const options: RequestOptions = {

@@ -216,6 +216,7 @@ async function attempt(
   deps: WebhookDeps,
   delivery: DeliveryRow,
   config: WebhookConfigRow | undefined,
+  signal?: AbortSignal,
 ): Promise<{ delivery: DeliveryRow; attempt: AttemptRow }> {
   const tries = delivery.attempts + 1
   const attemptedAt = now()
@@ -234,6 +235,7 @@ async function attempt(
         eventType: delivery.event_type,
       }),
       allowPrivate: deps.settings.allowPrivate,
+      signal,
     })
   }
   const schedule = deps.settings.retryScheduleMs
@@ -296,7 +298,12 @@ const fromStored = ({ partner, organization, ...row }: StoredDelivery): Delivery
 })
 
 /** Sends a partner's due deliveries (at most `limit`), `concurrency` at a time; returns how many. */
-async function deliverForPartner(deps: WebhookDeps, partnerId: string, limit: number): Promise<number> {
+async function deliverForPartner(
+  deps: WebhookDeps,
+  partnerId: string,
+  limit: number,
+  signal: AbortSignal,
+): Promise<number> {
   const due = (
     await deps.store.query<StoredDelivery>(
       `SELECT ${deliveryColumns} FROM webhook_deliveries FINAL
@@ -311,7 +318,10 @@ async function deliverForPartner(deps: WebhookDeps, partnerId: string, limit: nu
   const deliveries: DeliveryRow[] = []
   const attempts: AttemptRow[] = []
   await eachLimited(due, deps.settings.concurrency, async (delivery) => {
-    const result = await attempt(deps, delivery, configs.get(delivery.kind))
+    if (signal.aborted) return
+    const result = await attempt(deps, delivery, configs.get(delivery.kind), signal)
+    // Cut short by a stop: not an attempt to count; the delivery stays due and goes out after the restart.
+    if (signal.aborted && result.attempt.status !== 'success') return
     deliveries.push(result.delivery)
     attempts.push(result.attempt)
   })
@@ -329,6 +339,9 @@ export interface WebhookDispatcher {
   stop(): Promise<void>
 }
 
+/** The lease of a partner's lock: one process serves a partner at a time. */
+const partnerLockMs = 120_000
+
 /**
  * The dispatcher of a worker: every `intervalMs`, each partner with due deliveries is served on
  * its own (under the partner's lock, so one process at a time), in batches until none is due.
@@ -339,15 +352,22 @@ export function startWebhookDispatcher(
   options: { intervalMs?: number; batch?: number; log: { warn(details: object, message: string): void } },
 ): WebhookDispatcher {
   const serving = new Map<string, Promise<void>>()
-  let stopped = false
+  // A stop aborts the requests under way (a receiver that hangs would hold it 10 s per round).
+  const stopping = new AbortController()
   const serve = async (partnerId: string) => {
-    const lock = await deps.coordination.locks.tryAcquire(`webhooks:partner:${partnerId}`, 60_000)
+    const lock = await deps.coordination.locks.tryAcquire(`webhooks:partner:${partnerId}`, partnerLockMs)
     if (!lock) return
     try {
-      // Batches of a few rounds of the partner's concurrency: even a receiver that hangs 10 s on
-      // every request lets a batch end well within the lock's minute.
+      // Batches of a few rounds of the partner's concurrency (4 rounds of 10 s timeouts at worst), and
+      // no new batch after half the lock's lease: the lease never runs out under a busy partner,
+      // whose next batches wait for the next pass (and may go to another process).
       const batch = options.batch ?? deps.settings.concurrency * 4
-      while (!stopped && (await deliverForPartner(deps, partnerId, batch)) > 0) {
+      const started = Date.now()
+      while (
+        !stopping.signal.aborted &&
+        Date.now() - started < partnerLockMs / 2 &&
+        (await deliverForPartner(deps, partnerId, batch, stopping.signal)) > 0
+      ) {
         // Until nothing is due: a busy partner is served continuously.
       }
     } finally {
@@ -360,7 +380,7 @@ export function startWebhookDispatcher(
        WHERE status IN ('pending', 'retrying') AND next_attempt_at <= now64(3)`,
     )
     for (const { partner } of partners) {
-      if (serving.has(partner) || stopped) continue
+      if (serving.has(partner) || stopping.signal.aborted) continue
       const run = serve(partner)
         .catch((error: unknown) =>
           options.log.warn({ err: error, partnerId: partner }, 'webhook deliveries failed'),
@@ -385,7 +405,7 @@ export function startWebhookDispatcher(
       await Promise.all(serving.values())
     },
     async stop() {
-      stopped = true
+      stopping.abort()
       clearInterval(timer)
       await running
       await Promise.all(serving.values())
