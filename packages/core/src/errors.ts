@@ -18,6 +18,7 @@ export interface ErrorEntry {
 export const errorCatalogue = {
   invalid_request: { statusCode: 400, message: 'The request is invalid' },
   invalid_json: { statusCode: 400, message: 'The body is not valid JSON' },
+  invalid_signature: { statusCode: 400, message: 'The Stripe signature does not verify' },
   unauthorized: { statusCode: 401, message: 'A valid API key is required' },
   forbidden: { statusCode: 403, message: 'The API key lacks the scope this endpoint needs' },
   not_plus_employee: { statusCode: 403, message: 'This feature is available to B2B organizations only' },
