@@ -57,6 +57,7 @@ function body(route: Route) {
     listId: '',
     personVisitorId: '',
     webhookLogId: '',
+    checkoutSessionId: '',
   }).body
   const near =
     example && typeof example === 'object' && !Array.isArray(example)

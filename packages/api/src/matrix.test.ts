@@ -74,17 +74,26 @@ const addressingTenancies: readonly Route['tenancy'][] = [
   'partner-organization-param',
   'list-param',
   'list-or-organization-param',
+  'checkout-query',
 ]
 
 /** The code of that 404: a list route answers for the list, as if it did not exist. */
 const notFoundCode = (route: Route) =>
-  route.tenancy === 'list-param' ? 'list_not_found' : 'resource_not_found'
+  route.tenancy === 'list-param'
+    ? 'list_not_found'
+    : route.tenancy === 'checkout-query'
+      ? 'checkout_not_found'
+      : 'resource_not_found'
 
 /**
  * The route's example request against fresh fixtures, so destructive routes can run every time; for
  * the organization it addresses, the bootstrap one unless told.
  */
 async function exampleRequest(route: Route, organizationId = h.boot.organizationId): Promise<InjectOptions> {
+  // Billing: a checkout needs no subscription running; an update, cancel or portal needs one.
+  if (route.path.endsWith('/subscription-checkout')) await h.endSubscription(organizationId)
+  if (/\/(subscription-update|subscription-cancel|customer-portal)$/.test(route.path))
+    await h.subscribe(organizationId)
   const example = route.example({
     organizationId,
     memberUserId: await h.addMember(h.boot.organizationId),
@@ -101,6 +110,7 @@ async function exampleRequest(route: Route, organizationId = h.boot.organization
     // A fresh person each time: a search started by one request is ongoing for the next.
     personVisitorId: route.path.includes('phone-number-search') ? await h.seedPerson(organizationId) : '',
     webhookLogId: route.path.includes('/webhooks/logs/') ? await h.seedWebhookLog(h.boot.partnerId) : '',
+    checkoutSessionId: route.tenancy === 'checkout-query' ? await h.completedCheckout(organizationId) : '',
   })
   let url = `/api/v1${route.path}`
   for (const [name, value] of Object.entries(example.params ?? {}))

@@ -126,7 +126,9 @@ export function routeErrorCodes(route: Route): ErrorCode[] {
   // The router refuses a path parameter over 100 characters before any hook runs.
   if (route.params) codes.push('uri_too_long')
   if (route.body) codes.push('invalid_json', 'payload_too_large', 'unsupported_media_type')
-  if (route.tenancy !== 'caller' && route.tenancy !== 'none') codes.push('resource_not_found')
+  // A checkout session the key may not address is as unknown as one that does not exist.
+  if (route.tenancy === 'checkout-query') codes.push('checkout_not_found')
+  else if (route.tenancy !== 'caller' && route.tenancy !== 'none') codes.push('resource_not_found')
   codes.push(...route.errors)
   return [...new Set(codes)]
 }
@@ -167,6 +169,7 @@ const placeholderIds = {
   listId: 'list_0123456789abcdef01234567',
   personVisitorId: '3f1c2a4e-0000-4000-8000-000000000004',
   webhookLogId: 'whl_0123456789abcdef01234567',
+  checkoutSessionId: 'cs_test_a1b2c3d4e5f6g7h8i9j0',
 }
 
 /** JSON shaped by the response schema, nothing (204), or a CSV download (a string). */

@@ -69,6 +69,7 @@ beforeAll(async () => {
       repos: h.repos,
       coordination,
     }),
+    billing: h.billing,
     keys,
     usage,
     log: app.log,

@@ -1,4 +1,5 @@
 import {
+  billingDeps,
   type Config,
   type Coordination,
   createKeyAuthenticator,
@@ -42,7 +43,18 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, optio
   })
 
   const phone = phoneSearchDeps({ config, store, repos, coordination })
-  const services: ApiServices = { config, store, repos, coordination, keys, usage, phone, log: app.log }
+  const billing = billingDeps({ config, store, repos, coordination })
+  const services: ApiServices = {
+    config,
+    store,
+    repos,
+    coordination,
+    keys,
+    usage,
+    phone,
+    billing,
+    log: app.log,
+  }
   const limiter = coordination.createRateLimiter({ limit: config.apiRateLimit, windowMs: 60_000 })
   registerRoutes(app, routes, services, { limiter, limit: config.apiRateLimit })
 }

@@ -79,6 +79,23 @@ async function resolveTarget(
     }
     return { ...none, organization: await addressOrganization(services.repos, principal, id, access) }
   }
+  if (route.tenancy === 'checkout-query') {
+    const secret = (request.query as Record<string, unknown>).secret
+    const checkout =
+      typeof secret === 'string' && secret.length > 0 && secret.length <= 200
+        ? await services.billing.provider.retrieveCheckout(secret)
+        : undefined
+    if (!checkout) throw appError('checkout_not_found')
+    const organization = await addressOrganization(
+      services.repos,
+      principal,
+      checkout.organizationId,
+      access,
+    ).catch(() => {
+      throw appError('checkout_not_found')
+    })
+    return { ...none, organization }
+  }
   const raw = (source as Record<string, unknown> | undefined)?.organizationId
   // A repeated query parameter arrives as an array: not an id, so 404 like any malformed one.
   const organizationId = typeof raw === 'string' ? raw : ''
@@ -102,6 +119,7 @@ const tenancyAuth = {
   'partner-organization-param': 'partner',
   'list-param': 'organization',
   'list-or-organization-param': 'organization',
+  'checkout-query': 'organization',
   caller: 'organization',
   none: undefined,
 } as const

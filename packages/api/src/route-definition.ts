@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
 import type {
+  BillingDeps,
   Config,
   Coordination,
   ErrorCode,
@@ -38,6 +39,9 @@ export type AuthKind = 'organization' | 'partner'
  *   ids included);
  * - `list-or-organization-param`: `{id}` is a list id (as `list-param`) or else an organization id
  *   (as `organization-param`): `GET /lists/{id}`, whose two meanings the spec gives one path;
+ * - `checkout-query`: the `secret` query parameter, a checkout session (of the billing provider) of
+ *   an organization the key may address; the route acts on that organization (else 404
+ *   `checkout_not_found`, unknown sessions included);
  * - `caller`: the organization key's own organization;
  * - `none`: no organization (partner routes that act on the partner, the ping).
  */
@@ -48,6 +52,7 @@ export type Tenancy =
   | 'partner-organization-param'
   | 'list-param'
   | 'list-or-organization-param'
+  | 'checkout-query'
   | 'caller'
   | 'none'
 
@@ -61,6 +66,8 @@ export interface ApiServices {
   usage: KeyUsageRecorder
   /** Phone searches: the configured provider and timeout (core phone/index.ts). */
   phone: PhoneSearchDeps
+  /** Subscription billing: the configured provider and plans (core billing/index.ts). */
+  billing: BillingDeps
   log: FastifyBaseLogger
 }
 
@@ -95,6 +102,8 @@ export interface ExampleIds {
   personVisitorId: string
   /** An entry of the partner's webhook delivery log. */
   webhookLogId: string
+  /** A completed (not yet processed) checkout session of the organization. */
+  checkoutSessionId: string
 }
 
 /** A valid request for the route; the tenant/scope matrix and the docs use it. */

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import path from 'node:path'
 import { z } from 'zod'
+import { loadPlans, type Plan } from './billing/plans.js'
 
 const boolean = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
@@ -83,6 +84,15 @@ export const configSchema = z.object({
     ),
   WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  BILLING_PROVIDER: z.enum(['local', 'stripe']).default('local'),
+  PLANS_FILE: optionalString,
+  STRIPE_SECRET_KEY: optionalString.refine((v) => v === undefined || /^(sk|rk)_[A-Za-z0-9_]{8,}$/.test(v), {
+    message: 'must be a Stripe secret (sk_...) or restricted (rk_...) key',
+  }),
+  STRIPE_WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.startsWith('whsec_'), {
+    message: 'must be the signing secret of a Stripe webhook endpoint (whsec_...)',
+  }),
+  STRIPE_API_URL: optionalUrl(['http:', 'https:']),
   PHONE_PROVIDER: z.enum(['dataset', 'http']).default('dataset'),
   PHONE_SEARCH_TIMEOUT: duration.default(600_000),
   PHONE_HTTP_URL: optionalUrl(['http:', 'https:']),
@@ -171,6 +181,16 @@ export interface Config {
     /** Deliveries in flight per partner (one slow receiver never holds another partner's). */
     concurrency: number
   }
+  billing: {
+    provider: 'local' | 'stripe'
+    plans: readonly Plan[]
+    stripe: {
+      secretKey: string | undefined
+      webhookSecret: string | undefined
+      /** The Stripe API's address (default Stripe's own; tests and proxies set another). */
+      apiUrl: string | undefined
+    }
+  }
   phone: {
     provider: 'dataset' | 'http'
     /** How long a search may stay ongoing before it is expired, in ms. */
@@ -252,6 +272,15 @@ export class ConfigError extends Error {
  * Parses settings from an environment map.
  * @example const config = loadConfig(process.env)
  */
+/** PLANS_FILE's plans; a bad file is a ConfigError like any bad variable. */
+function loadPlansOrFail(file: string | undefined): readonly Plan[] {
+  try {
+    return loadPlans(file)
+  } catch (error) {
+    throw new ConfigError(`Invalid PLANS_FILE: ${(error as Error).message}`)
+  }
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const parsed = configSchema.safeParse(env)
   if (!parsed.success) {
@@ -263,6 +292,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`Invalid ${variable}${shown}: ${issue.message}`)
   }
   const c = parsed.data
+  if (c.BILLING_PROVIDER === 'stripe' && !c.STRIPE_SECRET_KEY) {
+    throw new ConfigError('Invalid STRIPE_SECRET_KEY: required when BILLING_PROVIDER=stripe')
+  }
   return {
     port: c.PORT,
     host: c.HOST,
@@ -288,6 +320,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       retryScheduleMs: c.WEBHOOK_RETRY_SCHEDULE.split(',').map((part) => Math.round(Number(part) * 1000)),
       allowPrivate: c.WEBHOOK_ALLOW_PRIVATE,
       concurrency: c.WEBHOOK_CONCURRENCY,
+    },
+    billing: {
+      provider: c.BILLING_PROVIDER,
+      plans: loadPlansOrFail(c.PLANS_FILE),
+      stripe: {
+        secretKey: c.STRIPE_SECRET_KEY,
+        webhookSecret: c.STRIPE_WEBHOOK_SECRET,
+        apiUrl: c.STRIPE_API_URL,
+      },
     },
     phone: {
       provider: c.PHONE_PROVIDER,

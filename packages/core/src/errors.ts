@@ -18,7 +18,6 @@ export interface ErrorEntry {
 export const errorCatalogue = {
   invalid_request: { statusCode: 400, message: 'The request is invalid' },
   invalid_json: { statusCode: 400, message: 'The body is not valid JSON' },
-  invalid_signature: { statusCode: 400, message: 'The Stripe signature does not verify' },
   unauthorized: { statusCode: 401, message: 'A valid API key is required' },
   forbidden: { statusCode: 403, message: 'The API key lacks the scope this endpoint needs' },
   not_plus_employee: { statusCode: 403, message: 'This feature is available to B2B organizations only' },
@@ -47,6 +46,15 @@ export const errorCatalogue = {
   list_not_found: { statusCode: 404, message: 'List not found' },
   no_enriched_emails: { statusCode: 409, message: 'The list has no enriched emails' },
   resource_not_found: { statusCode: 404, message: 'Resource not found' },
+  unknown_plan: { statusCode: 400, message: 'No subscription plan has this price and product' },
+  subscription_not_found: { statusCode: 404, message: 'The organization has no subscription' },
+  subscription_active: {
+    statusCode: 409,
+    message: 'The organization already has an active subscription; change its plan instead',
+  },
+  checkout_not_found: { statusCode: 404, message: 'Checkout session not found' },
+  checkout_incomplete: { statusCode: 409, message: 'The checkout is not complete and paid yet' },
+  billing_provider_error: { statusCode: 502, message: 'The payment provider did not answer as expected' },
   route_not_found: { statusCode: 404, message: 'Route not found' },
   method_not_allowed: { statusCode: 405, message: 'The path exists, but not with this method' },
   conflict: { statusCode: 409, message: 'The resource already exists' },

@@ -20,6 +20,41 @@ export {
   visitorsChart,
 } from './analytics/statistics.js'
 export { isTimeZone, startOfDayIn } from './analytics/time-zone.js'
+export {
+  applyInvoice,
+  applySubscription,
+  type BillingDeps,
+  type BillingEventType,
+  type BillingPayload,
+  billingSweep,
+  type CustomerInfo,
+  cancelSubscription,
+  customerInfo,
+  customerPortal,
+  handleProviderWebhook,
+  isBillingEvent,
+  planOf,
+  presentSubscription,
+  processCheckout,
+  readSubscription,
+  type SubscriptionRow,
+  startCheckout,
+  updateSubscriptionPlan,
+} from './billing/billing.js'
+export { billingDeps } from './billing/index.js'
+export { createLocalProvider, type LocalBillingProvider } from './billing/local-provider.js'
+export { defaultPlans, isB2bPlan, loadPlans, type Plan, planByPrice } from './billing/plans.js'
+export type {
+  BillingProvider,
+  PostalAddress,
+  ProviderCheckout,
+  ProviderCustomer,
+  ProviderInvoice,
+  ProviderSubscription,
+  ProviderWebhookEvent,
+  ProviderWebhookFact,
+  SubscriptionStatus,
+} from './billing/provider.js'
 export { createBoundedCache } from './bounded-cache.js'
 export { type Config, ConfigError, configSchema, loadConfig, type Role } from './config.js'
 export {
@@ -77,6 +112,7 @@ export {
 } from './domain/custom-domain.js'
 export { createDnsResolver, type DnsResolver } from './domain/dns-check.js'
 export {
+  billingEmail,
   creditEmail,
   emailSecret,
   firstVisitorEmail,
@@ -86,6 +122,7 @@ export {
   queueLifecycleEmail,
   sendLifecycleEmail,
 } from './email/lifecycle.js'
+export { escapeHtml } from './email/mail-templates.js'
 export { unsubscribePath, verifyUnsubscribeToken } from './email/mail-unsubscribe.js'
 export { createMailer, type Mailer } from './email/mailer.js'
 export {

@@ -2,6 +2,7 @@ import { apiDocsPlugin, apiPlugin } from '@visitor-id/api'
 import {
   acceptPhoneCallback,
   appError,
+  billingDeps,
   type Config,
   type Coordination,
   type EndpointDoc,
@@ -30,6 +31,8 @@ import {
 } from '@visitor-id/ingest'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import { z } from 'zod'
+import { billingPageDocs, billingPagesPlugin } from './billing-pages.js'
+import { page } from './html-page.js'
 
 export interface AppDependencies {
   logger: FastifyBaseLogger
@@ -184,11 +187,6 @@ const unsubscribeDocs: EndpointDoc[] = [
     example: { query: { token: 'eyJvIjoi...' }, body: { 'List-Unsubscribe': 'One-Click' } },
   },
 ]
-
-const page = (title: string, body: string) =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
-  `<title>${title}</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto">` +
-  `<h1>${title}</h1>${body}</body></html>`
 
 /**
  * The unsubscribe links of lifecycle emails (core email/mail-unsubscribe.ts signs them), in their
@@ -359,6 +357,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   if (serveApi) {
     registerPhoneCallback(app, phoneSearchDeps(deps))
     await app.register(async (scope) => unsubscribePlugin(scope, deps))
+    const billing = billingDeps(deps)
+    await app.register(async (scope) => billingPagesPlugin(scope, billing))
     await app.register(apiPlugin, {
       prefix: '/api/v1',
       store: deps.store,
@@ -375,6 +375,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         tlsAskDoc,
         phoneCallbackDoc,
         ...unsubscribeDocs,
+        ...billingPageDocs(billing.provider.kind),
         ...(deps.metrics ? [metricsEndpointDoc({ token: config.metricsToken !== undefined })] : []),
       ],
       tagDescriptions,

@@ -1,5 +1,8 @@
 import {
   autoEnrichPhone,
+  billingDeps,
+  billingEmail,
+  billingSweep,
   bootstrapIfEmpty,
   type Config,
   type Coordination,
@@ -95,6 +98,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let phoneSweep: PeriodicTask | undefined
   let webhooks: WebhookDispatcher | undefined
   let domainRecheck: PeriodicTask | undefined
+  let billingSweepTask: PeriodicTask | undefined
   let closeMailer: (() => Promise<void>) | undefined
   let admin: AdminSocket | undefined
   const cleanup = async () => {
@@ -102,6 +106,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await app?.close()
     await scoring?.stop()
     await events?.stop()
+    await billingSweepTask?.stop()
     await ingest?.close()
     await coordination?.close()
     await store.close()
@@ -195,6 +200,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
         },
         onError: (error) => app?.log.warn({ err: error }, 'custom domain re-check failed'),
       })
+      // Billing: the local provider's renewals and the end of B2B time after leaving the plan.
+      const billing = billingDeps({ config, store, repos, coordination })
+      billingSweepTask = startPeriodicTask({
+        locks: coordination.locks,
+        lockName: 'billing:sweep',
+        lockTtlMs: 10 * 60_000,
+        intervalMs: 60_000,
+        pass: () => billingSweep(billing),
+        onError: (error) => app?.log.warn({ err: error }, 'billing sweep failed'),
+      })
       // Lifecycle emails: one job per recipient, through SMTP_URL or to DATA_DIR/mail.
       const mailer = createMailer({
         smtpUrl: config.email.smtpUrl,
@@ -220,6 +235,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         await enqueueStoredEvent(webhookDeps, event)
         await firstVisitorEmail(emailDeps, event)
         await creditEmail(emailDeps, event)
+        await billingEmail(emailDeps, event)
         // Auto phone enrichment of a newly identified visitor (the organization's setting decides).
         await autoEnrichPhone(phone, event)
       })
@@ -250,6 +266,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const runningPhoneSweep = phoneSweep
     const runningWebhooks = webhooks
     const runningDomainRecheck = domainRecheck
+    const runningBillingSweep = billingSweepTask
     const runningMailer = closeMailer
     const runningAdmin = admin
     return {
@@ -270,6 +287,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await runningPhoneSweep?.stop()
           await runningWebhooks?.stop()
           await runningDomainRecheck?.stop()
+          await runningBillingSweep?.stop()
           // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
           await runningIngest?.close()
           await coordination?.close()

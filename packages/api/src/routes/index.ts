@@ -10,6 +10,7 @@ import { partnerDomainRoutes } from './partner-domain.js'
 import { partnerEmailPreferenceRoutes } from './partner-email-preferences.js'
 import { partnerIcpConfigRoutes } from './partner-icp-configs.js'
 import { partnerWebhookRoutes } from './partner-webhooks.js'
+import { paymentRoutes } from './payments.js'
 import { pingRoutes } from './ping.js'
 import { visitorTrackingRoutes } from './visitor-tracking.js'
 
@@ -28,4 +29,5 @@ export const routes: readonly Route[] = [
   ...partnerWebhookRoutes,
   ...partnerEmailPreferenceRoutes,
   ...partnerDomainRoutes,
+  ...paymentRoutes,
 ]

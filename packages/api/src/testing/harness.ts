@@ -3,18 +3,26 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import {
+  type BillingDeps,
   type BootstrapFile,
+  billingDeps,
   createApiKey,
   createCoordination,
   createIcpConfig,
   createOrganization,
   createUser,
   type IcpConfigKind,
+  type LocalBillingProvider,
   loadConfig,
+  nextVersion,
+  processCheckout,
   type Repositories,
+  readSubscription,
   type Scope,
   type Store,
+  type SubscriptionRow,
   saveList,
+  startCheckout,
   type VisitorRow,
 } from '@visitor-id/core'
 import { personVisitorRow, tempDir } from '@visitor-id/core/testing'
@@ -74,6 +82,17 @@ export interface Harness {
   seedWebhookLog(partnerId: string): Promise<string>
   /** An imported company with these fields; returns its id. */
   seedCompany(fields: Record<string, string>): Promise<string>
+  /**
+   * A checkout of the standard plan (local provider) the organization completed and nobody
+   * processed yet; an active subscription it had is ended first. Returns the session id.
+   */
+  completedCheckout(organizationId: string, priceId?: string): Promise<string>
+  /** The billing service the server uses (the local provider unless the test set BILLING_PROVIDER). */
+  billing: BillingDeps
+  /** Makes the organization subscribed (a processed local checkout), unless it already is. */
+  subscribe(organizationId: string): Promise<void>
+  /** Ends the organization's subscription (its copy says canceled), as a provider would at a period end. */
+  endSubscription(organizationId: string): Promise<void>
   stop(): Promise<void>
 }
 
@@ -95,7 +114,11 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const boot = JSON.parse(readFileSync(server.bootstrapFile, 'utf8')) as BootstrapFile
   const { repos, store } = server
   // Config writes take an organization lock; the test's own fixtures need no other process.
-  const { locks } = createCoordination()
+  const coordination = createCoordination()
+  const { locks } = coordination
+  const billing = billingDeps({ config, store, repos, coordination })
+  const holds = (row: SubscriptionRow | undefined) =>
+    row !== undefined && ['active', 'trialing', 'past_due'].includes(row.status)
   let fixtureContact: Promise<void> | undefined
   const harness: Harness = {
     server,
@@ -186,6 +209,26 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       const { visitorId } = await harness.seedVisitor(organizationId, 1)
       await repos.visitors.save(personVisitorRow(organizationId, visitorId, fields))
       return visitorId
+    },
+    billing,
+    async completedCheckout(organizationId, priceId = 'price_standard_monthly') {
+      await harness.endSubscription(organizationId)
+      const organization = (await repos.organizations.get({ id: organizationId }))!
+      const plan = billing.plans.find((p) => p.priceId === priceId)!
+      const checkout = await startCheckout(billing, organization, { priceId, productId: plan.productId })
+      await (billing.provider as LocalBillingProvider).confirmCheckout(checkout.id, billing.plans)
+      return checkout.id
+    },
+    async subscribe(organizationId) {
+      if (holds(await readSubscription(store, organizationId))) return
+      await processCheckout(billing, await harness.completedCheckout(organizationId))
+    },
+    async endSubscription(organizationId) {
+      const row = await readSubscription(store, organizationId)
+      if (!holds(row)) return
+      await store.insert('subscriptions', [
+        { ...row, status: 'canceled', cancel_at_period_end: 0, b2b_until: null, version: nextVersion() },
+      ])
     },
     async seedWebhookLog(partnerId) {
       const at = new Date().toISOString()

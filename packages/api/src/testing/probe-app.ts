@@ -41,6 +41,7 @@ export async function startProbeApp(h: Harness, routes: Route[]): Promise<ProbeA
       repos: h.repos,
       coordination,
     }),
+    billing: h.billing,
     keys: createKeyAuthenticator({ repos: h.repos }),
     usage,
     log: app.log,

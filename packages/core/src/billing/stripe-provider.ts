@@ -1,7 +1,7 @@
 // The `stripe` billing provider (DESIGN.md, "Billing"): the port spoken with Stripe's official SDK.
 // It only translates: Stripe objects in, the port's objects out; what to do with them is the billing
 // service's business. Stripe's 404s (`resource_missing`) become `undefined`; every other SDK error
-// propagates as it is. The API version is pinned, so the objects' shapes are the ones the SDK's
+// becomes `billing_provider_error` (502). The API version is pinned, so the objects' shapes are the ones the SDK's
 // typings describe (and the ones `testing/stripe-server.ts` answers with).
 import Stripe from 'stripe'
 import { appError } from '../errors.js'
@@ -36,6 +36,30 @@ export interface StripeProviderOptions {
 }
 
 /**
+ * Stripe failing (down, a refused request, a key without the permission) is the provider's error
+ * for the API's caller: 502 `billing_provider_error` naming Stripe's error type and code, never its
+ * message (it may quote the request). The service's own errors pass as they are.
+ */
+function withProviderErrors(provider: BillingProvider): BillingProvider {
+  const wrapped: Record<string, unknown> = { ...provider }
+  for (const [name, method] of Object.entries(provider)) {
+    if (typeof method !== 'function' || name === 'readWebhook') continue
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await method(...args)
+      } catch (error) {
+        if (!(error instanceof Stripe.errors.StripeError)) throw error
+        throw appError(
+          'billing_provider_error',
+          `Stripe refused or failed the request (${[error.type, error.code, error.statusCode].filter(Boolean).join(', ')})`,
+        )
+      }
+    }
+  }
+  return wrapped as unknown as BillingProvider
+}
+
+/**
  * The Stripe adapter of the billing provider port.
  *
  * @example
@@ -57,7 +81,7 @@ export function createStripeProvider(options: StripeProviderOptions): BillingPro
   const retrieveSubscription = async (id: string): Promise<ProviderSubscription | undefined> =>
     orUndefined(stripe.subscriptions.retrieve(id).then((sub) => toSubscription(sub)))
 
-  return {
+  return withProviderErrors({
     kind: 'stripe',
 
     async createCheckout({ organizationId, plan, successUrl, cancelUrl, customerId }) {
@@ -145,11 +169,11 @@ export function createStripeProvider(options: StripeProviderOptions): BillingPro
         event = stripe.webhooks.constructEvent(rawBody, signature, webhookSecret)
       } catch {
         // Whatever failed (header, timestamp tolerance, HMAC, body), the request is not Stripe's.
-        throw appError('invalid_signature')
+        throw appError('invalid_request', 'The Stripe-Signature header does not verify against the body')
       }
       return { id: event.id, type: event.type, fact: webhookFact(event) }
     },
-  }
+  })
 }
 
 /** The fact of an event the billing service acts on; undefined for the others. */

@@ -168,3 +168,65 @@ export async function creditEmail(
     data: { balance },
   })
 }
+
+/** The part of a billing event's payload (core billing/billing.ts) the emails read. */
+interface BillingEmailPayload {
+  subscription?: { plan_name?: string; current_period_end?: string; cancel_at_period_end?: boolean }
+  invoice?: {
+    id: string
+    amount: number
+    currency: string
+    reason: string
+    period_end?: string | null
+    url?: string | null
+  }
+}
+
+/**
+ * The billing emails of billing events: `subscription_activated`, `subscription_canceled`,
+ * `payment_failed`, and `renewal_receipt` for a renewal's paid invoice (not the first one: the
+ * activation email covers it).
+ */
+export async function billingEmail(
+  deps: Pick<LifecycleEmailDeps, 'store' | 'repos' | 'coordination'>,
+  event: { eventId: string; type: string; organizationId: string },
+): Promise<number> {
+  if (
+    !['subscription.activated', 'subscription.canceled', 'payment.failed', 'invoice.paid'].includes(
+      event.type,
+    )
+  ) {
+    return 0
+  }
+  const payload = JSON.parse(
+    (await readEventPayload(deps.store, event.eventId)) ?? '{}',
+  ) as BillingEmailPayload
+  const plan = payload.subscription?.plan_name || 'subscription'
+  const invoice = payload.invoice
+  const amount = invoice ? { minor: invoice.amount, currency: invoice.currency.toUpperCase() } : undefined
+  const common = { organizationId: event.organizationId, dedupe: event.eventId }
+  switch (event.type) {
+    case 'subscription.activated':
+      return queueLifecycleEmail(deps, { ...common, key: 'subscription_activated', data: { plan } })
+    case 'subscription.canceled':
+      return queueLifecycleEmail(deps, {
+        ...common,
+        key: 'subscription_canceled',
+        data: { plan, endsAt: payload.subscription?.current_period_end },
+      })
+    case 'payment.failed':
+      return queueLifecycleEmail(deps, { ...common, key: 'payment_failed', data: { plan, amount } })
+    default:
+      if (!invoice || !amount || invoice.reason !== 'subscription_cycle') return 0
+      return queueLifecycleEmail(deps, {
+        ...common,
+        key: 'renewal_receipt',
+        data: {
+          plan,
+          amount,
+          periodEnd: invoice.period_end ?? undefined,
+          invoiceUrl: invoice.url ?? undefined,
+        },
+      })
+  }
+}

@@ -9,7 +9,16 @@ import type { Coordination } from '../coordination/ports.js'
 import { nextVersion } from '../ids.js'
 import type { Store } from '../store/client.js'
 
-export type EventType = 'visitor.identified' | 'visitor.phone_revealed' | 'credits.low' | 'credits.exhausted'
+export type EventType =
+  | 'visitor.identified'
+  | 'visitor.phone_revealed'
+  | 'credits.low'
+  | 'credits.exhausted'
+  | 'subscription.activated'
+  | 'subscription.updated'
+  | 'subscription.canceled'
+  | 'payment.failed'
+  | 'invoice.paid'
 
 export interface StoredEvent {
   event_id: string

@@ -527,7 +527,7 @@ export async function testWebhook(
   const config = await readWebhookConfig(deps.store, partnerId, kind)
   if (!config?.url) return { success: false, message: `No ${kind} webhook URL is configured` }
   const eventId = randomToken('test_', 12)
-  const eventType = kind === 'identification' ? 'visitor.identified' : 'billing.test'
+  const eventType = kind === 'identification' ? 'visitor.identified' : 'invoice.paid'
   const body = Buffer.from(JSON.stringify(sample))
   const response = await sendWebhook({
     url: config.url,
@@ -560,14 +560,42 @@ export async function testWebhook(
     : { success: false, message: `The delivery failed: ${failureOf(response)}` }
 }
 
-/** The sample event a test delivery carries: the identification payload's shape, made-up values. */
+/** The sample event a test delivery carries: the real payload's shape of the kind, made-up values. */
 export function sampleWebhookPayload(
   kind: WebhookKind,
   organization: { id: string; name: string } | undefined,
 ) {
   const at = now()
   if (kind === 'billing') {
-    return { event_type: 'billing.test', timestamp: at, organization_id: organization?.id ?? '', test: true }
+    const periodEnd = new Date(Date.now() + 30 * 86_400_000).toISOString()
+    return {
+      event_type: 'invoice.paid',
+      timestamp: at,
+      organization_id: organization?.id ?? '',
+      workspace: organization?.name ?? 'Sample workspace',
+      test: true,
+      subscription: {
+        id: 'sub_sample',
+        customer_id: 'cus_sample',
+        status: 'active',
+        plan_id: 'b2b',
+        plan_name: 'B2B',
+        product_id: 'prod_b2b',
+        price_id: 'price_b2b_monthly',
+        product_type: 'plus_employee',
+        current_period_end: periodEnd,
+        cancel_at_period_end: false,
+      },
+      invoice: {
+        id: 'in_sample',
+        amount: 19900,
+        currency: 'usd',
+        reason: 'subscription_cycle',
+        period_end: periodEnd,
+        url: null,
+        credits_granted: 10000,
+      },
+    }
   }
   return {
     event_type: 'visitor.identified',

@@ -1,0 +1,359 @@
+// Payments end to end on a real server with the local provider: plans, a checkout confirmed on this
+// server's page, processing (once: credits granted per invoice), plan changes, cancelation, the
+// portal page, renewals and the end of a period by the billing sweep; the billing events signed to
+// the partner's billing webhook and the lifecycle emails over a real SMTP server; bad input.
+import { createHmac } from 'node:crypto'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { billingSweep, creditBalance, readEvents } from '@visitor-id/core'
+import { simpleParser } from 'mailparser'
+import { SMTPServer } from 'smtp-server'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errorBody, type Harness, startHarness } from '../testing/harness.js'
+
+let h: Harness
+let smtp: SMTPServer
+let receiver: Server
+const inbox: string[] = []
+const secret = 'a-billing-webhook-secret'
+const deliveries: { headers: IncomingHttpHeaders; raw: string }[] = []
+
+beforeAll(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = []
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+      stream.on('end', () => {
+        simpleParser(Buffer.concat(chunks)).then((mail) => inbox.push(mail.subject ?? ''))
+        callback()
+      })
+    },
+  })
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve))
+  receiver = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      deliveries.push({ headers: request.headers, raw: Buffer.concat(chunks).toString('utf8') })
+      response.end('ok')
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  h = await startHarness({
+    SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+    PUBLIC_URL: 'https://billing.service.test',
+  })
+  const configured = await h.request({
+    method: 'PUT',
+    url: '/api/v1/partner/webhooks/billing',
+    key: null,
+    partnerKey: h.boot.partnerKey,
+    payload: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/billing`, secret },
+  })
+  expect(configured.statusCode).toBe(200)
+})
+
+afterAll(async () => {
+  await h?.stop()
+  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()))
+  receiver?.closeAllConnections()
+  await new Promise((resolve) => receiver?.close(resolve))
+})
+
+async function until<T>(check: () => T | undefined | Promise<T | undefined>, limitMs = 20_000): Promise<T> {
+  const started = Date.now()
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() - started > limitMs) throw new Error('not seen in time')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** A sub-organization of the bootstrap agency (so the bootstrap partner manages it), `standard`. */
+async function subOrganization(name: string): Promise<string> {
+  const created = await h.request({
+    method: 'POST',
+    url: '/api/v1/organization',
+    payload: { organizationName: name },
+  })
+  expect(created.statusCode).toBe(200)
+  return created.json().id
+}
+
+const b2b = { priceId: 'price_b2b_monthly', productId: 'prod_b2b' }
+const standard = { priceId: 'price_standard_monthly', productId: 'prod_standard' }
+const post = (url: string, payload: object) =>
+  h.request({ method: 'POST', url: `/api/v1/payment/${url}`, payload })
+const productType = async (organizationId: string) =>
+  (await h.repos.organizations.get({ id: organizationId }))?.product_type
+const customer = async (organizationId: string) =>
+  (await h.request({ url: `/api/v1/payment/customer-info?organizationId=${organizationId}` })).json()
+
+/** Confirms a local checkout on its page, as a browser would; the page's redirect. */
+async function confirmOnPage(url: string): Promise<string> {
+  const path = new URL(url).pathname
+  const shown = await h.server.app.inject({ method: 'GET', url: path })
+  expect(shown.statusCode).toBe(200)
+  expect(shown.headers['referrer-policy']).toBe('no-referrer')
+  const confirmed = await h.server.app.inject({
+    method: 'POST',
+    url: path,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: '',
+  })
+  expect(confirmed.statusCode).toBe(303)
+  return String(confirmed.headers.location)
+}
+
+describe('payments (local provider)', () => {
+  it('lists the built-in plans', async () => {
+    const plans = (
+      await h.request({ url: `/api/v1/payment/subscription-plans?organizationId=${h.boot.organizationId}` })
+    ).json()
+    expect(plans.map((p: { id: string; productType: string }) => [p.id, p.productType])).toEqual([
+      ['standard', 'standard'],
+      ['b2b', 'plus_employee'],
+    ])
+    expect(plans[1]).toMatchObject({
+      ...b2b,
+      credits: 10000,
+      pricing: { amount: 19900, currency: 'usd', display: '$199.00 / month' },
+    })
+  })
+
+  it('refuses unknown plans, mismatched ids, bad URLs and wrong types with stable codes', async () => {
+    const organizationId = h.boot.organizationId
+    expect(
+      (
+        await post('subscription-checkout', { organizationId, priceId: 'price_x', productId: 'prod_b2b' })
+      ).json(),
+    ).toMatchObject(errorBody(400, 'unknown_plan'))
+    expect(
+      (
+        await post('subscription-checkout', {
+          organizationId,
+          priceId: b2b.priceId,
+          productId: 'prod_standard',
+        })
+      ).statusCode,
+    ).toBe(400)
+    for (const body of [
+      { organizationId, ...b2b, successUrl: 'javascript:alert(1)' },
+      { organizationId, ...b2b, successUrl: `https://x.test/${'a'.repeat(3000)}` },
+      { organizationId, priceId: 42, productId: 'prod_b2b' },
+      { organizationId, priceId: b2b.priceId },
+      { organizationId, ...b2b, extra: true },
+    ]) {
+      expect(
+        (await post('subscription-checkout', body)).json(),
+        JSON.stringify(body).slice(0, 80),
+      ).toMatchObject(errorBody(400, 'invalid_request'))
+    }
+    const unknown = await h.request({
+      method: 'POST',
+      url: '/api/v1/payment/subscription-process?secret=cs_local_nope',
+    })
+    expect(unknown.json()).toEqual(errorBody(404, 'checkout_not_found'))
+    const none = await subOrganization('Never subscribed')
+    expect((await post('subscription-cancel', { organizationId: none })).json()).toEqual(
+      errorBody(404, 'subscription_not_found'),
+    )
+    expect((await post('subscription-update', { organizationId: none, ...b2b })).json()).toEqual(
+      errorBody(404, 'subscription_not_found'),
+    )
+    expect((await post('customer-portal', { organizationId: none })).json()).toMatchObject(
+      errorBody(404, 'subscription_not_found'),
+    )
+    expect(await customer(none)).toEqual({
+      customerId: null,
+      email: null,
+      address: null,
+      defaultCardLast4: null,
+      activeProductId: null,
+      activePriceId: null,
+      planId: null,
+      status: null,
+      currentPeriodEnd: null,
+      cancelAtPeriodEnd: false,
+    })
+    // The checkout page of an unknown session says so, and confirms nothing.
+    const page = await h.server.app.inject({
+      method: 'POST',
+      url: '/billing/checkout/cs_local_unknown',
+      payload: '',
+    })
+    expect(page.statusCode).toBe(200)
+    expect(page.body).toContain('not valid')
+  })
+
+  it('checkout, confirm on the page, process: B2B with its credits, once; then update, cancel, portal, period end', async () => {
+    const organizationId = await subOrganization('Subscriber Inc')
+    expect(await productType(organizationId)).toBe('standard')
+    const before = await creditBalance(h.store, organizationId)
+    const checkout = await post('subscription-checkout', {
+      organizationId,
+      ...b2b,
+      successUrl: 'https://app.test/done?session={CHECKOUT_SESSION_ID}',
+      cancelUrl: 'https://app.test/billing',
+    })
+    expect(checkout.statusCode, checkout.body).toBe(200)
+    const { url } = checkout.json()
+    expect(url).toMatch(/^https:\/\/billing\.service\.test\/billing\/checkout\/cs_local_[0-9a-f]{36}$/)
+    const sessionId = url.split('/').pop()
+    const early = await h.request({
+      method: 'POST',
+      url: `/api/v1/payment/subscription-process?secret=${sessionId}`,
+    })
+    expect(early.json()).toEqual(errorBody(409, 'checkout_incomplete'))
+
+    expect(await confirmOnPage(url)).toBe(`https://app.test/done?session=${sessionId}`)
+    const processed = await h.request({
+      method: 'POST',
+      url: `/api/v1/payment/subscription-process?secret=${sessionId}`,
+    })
+    expect(processed.statusCode, processed.body).toBe(200)
+    expect(processed.json()).toMatchObject({
+      success: true,
+      organizationId,
+      subscription: {
+        status: 'active',
+        planId: 'b2b',
+        productType: 'plus_employee',
+        credits: 10000,
+        cancelAtPeriodEnd: false,
+      },
+    })
+    expect(await productType(organizationId)).toBe('plus_employee')
+    expect(await creditBalance(h.store, organizationId)).toBe(before + 10000)
+    // Processing again grants nothing more; a second checkout is refused while this one runs.
+    expect(
+      (await h.request({ method: 'POST', url: `/api/v1/payment/subscription-process?secret=${sessionId}` }))
+        .statusCode,
+    ).toBe(200)
+    expect(await creditBalance(h.store, organizationId)).toBe(before + 10000)
+    expect((await post('subscription-checkout', { organizationId, ...standard })).json()).toMatchObject(
+      errorBody(409, 'subscription_active'),
+    )
+    const info = await customer(organizationId)
+    expect(info).toMatchObject({
+      status: 'active',
+      activeProductId: 'prod_b2b',
+      planId: 'b2b',
+      cancelAtPeriodEnd: false,
+    })
+    expect(info.customerId).toMatch(/^cus_local_/)
+    expect(info.email).toMatch(/@/)
+    const periodEnd = Date.parse(info.currentPeriodEnd)
+    expect(periodEnd).toBeGreaterThan(Date.now() + 27 * 86_400_000)
+
+    // Leaving B2B: still plus_employee until the period paid for ends.
+    const updated = await post('subscription-update', { organizationId, ...standard })
+    expect(updated.json()).toMatchObject({
+      success: true,
+      subscription: { planId: 'standard', productType: 'standard' },
+    })
+    expect(await productType(organizationId)).toBe('plus_employee')
+
+    expect((await post('subscription-cancel', { organizationId })).json()).toEqual({})
+    expect(await customer(organizationId)).toMatchObject({
+      status: 'active',
+      cancelAtPeriodEnd: true,
+      activeProductId: 'prod_standard',
+    })
+
+    const portal = (
+      await post('customer-portal', { organizationId, returnUrl: 'https://app.test/billing' })
+    ).json()
+    expect(portal.url).toMatch(/^https:\/\/billing\.service\.test\/billing\/portal\/bps_local_[0-9a-f]{36}$/)
+    const portalPage = await h.server.app.inject({ method: 'GET', url: new URL(portal.url).pathname })
+    expect(portalPage.body).toContain('Canceled: runs until')
+    expect(portalPage.body).not.toContain('Cancel subscription')
+
+    // The period ends: the subscription ends, and with it the B2B time.
+    await billingSweep(h.billing, new Date(periodEnd + 60_000))
+    expect(await customer(organizationId)).toMatchObject({ status: 'canceled', activeProductId: null })
+    expect(await productType(organizationId)).toBe('standard')
+    expect((await post('subscription-cancel', { organizationId })).json()).toEqual(
+      errorBody(404, 'subscription_not_found'),
+    )
+
+    // Every billing event once, in order, signed to the partner's billing webhook.
+    const types = (await readEvents(h.store, { organizationId })).map((e) => e.type)
+    expect(types).toEqual([
+      'subscription.activated',
+      'invoice.paid',
+      'subscription.updated',
+      'subscription.canceled',
+      // The end of the period: status canceled.
+      'subscription.updated',
+    ])
+    const received = await until(() => {
+      const mine = deliveries.filter((d) => JSON.parse(d.raw).organization_id === organizationId)
+      return mine.length >= 5 ? mine : undefined
+    })
+    for (const delivery of received) {
+      const expected = createHmac('sha256', secret).update(delivery.raw).digest('hex')
+      expect(delivery.headers['x-service-signature']).toBe(expected)
+    }
+    const paid = received.map((d) => JSON.parse(d.raw)).find((p) => p.event_type === 'invoice.paid')
+    expect(paid).toMatchObject({
+      organization_id: organizationId,
+      workspace: 'Subscriber Inc',
+      subscription: { plan_id: 'b2b', product_type: 'plus_employee' },
+      invoice: { amount: 0, currency: 'usd', reason: 'subscription_create', credits_granted: 10000 },
+    })
+    await until(() =>
+      ['your B2B subscription is active', 'subscription is canceled'].every((s) =>
+        inbox.some((subject) => subject.includes(s)),
+      )
+        ? true
+        : undefined,
+    )
+  }, 60_000)
+
+  it('a renewal grants the period credits once and mails a receipt; the portal cancels', async () => {
+    const organizationId = await subOrganization('Renewer Ltd')
+    const { url } = (await post('subscription-checkout', { organizationId, ...standard })).json()
+    const sessionId = url.split('/').pop()
+    expect(await confirmOnPage(url)).toBe(`https://billing.service.test/billing/done?session_id=${sessionId}`)
+    await h.request({ method: 'POST', url: `/api/v1/payment/subscription-process?secret=${sessionId}` })
+    const before = await creditBalance(h.store, organizationId)
+    const { currentPeriodEnd } = await customer(organizationId)
+    const renewal = new Date(Date.parse(currentPeriodEnd) + 60_000)
+    await billingSweep(h.billing, renewal)
+    await billingSweep(h.billing, renewal)
+    expect(await creditBalance(h.store, organizationId)).toBe(before + 1000)
+    const after = await customer(organizationId)
+    expect(Date.parse(after.currentPeriodEnd)).toBeGreaterThan(Date.parse(currentPeriodEnd))
+    expect(after.status).toBe('active')
+    await until(() =>
+      inbox.some((subject) => subject.includes('receipt for your Standard subscription')) ? true : undefined,
+    )
+
+    const portal = (await post('customer-portal', { organizationId })).json()
+    const path = new URL(portal.url).pathname
+    expect((await h.server.app.inject({ method: 'GET', url: path })).body).toContain('Cancel subscription')
+    const canceled = await h.server.app.inject({
+      method: 'POST',
+      url: `${path}/cancel`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '',
+    })
+    expect(canceled.statusCode).toBe(303)
+    expect(await customer(organizationId)).toMatchObject({ cancelAtPeriodEnd: true })
+  }, 60_000)
+
+  it("another organization's checkout session is 404, like an unknown one", async () => {
+    const tenant = await h.createTenant()
+    const sessionId = await h.completedCheckout(h.boot.organizationId)
+    const response = await h.request({
+      method: 'POST',
+      url: `/api/v1/payment/subscription-process?secret=${sessionId}`,
+      key: tenant.key,
+    })
+    expect(response.json()).toEqual(errorBody(404, 'checkout_not_found'))
+  })
+})
