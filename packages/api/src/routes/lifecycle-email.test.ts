@@ -2,34 +2,22 @@
 // the organization's first identified visitor mails its owner (both parts, RFC 8058 headers), the
 // one-click unsubscribe link turns that email off for the organization, and a preference that is
 // off sends nothing.
-import type { AddressInfo } from 'node:net'
 import { appendEvents, eventIdOf } from '@visitor-id/core'
 import { simpleParser } from 'mailparser'
-import { SMTPServer } from 'smtp-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Harness, startHarness } from '../testing/harness.js'
+import { type SmtpInbox, startSmtpInbox } from '../testing/smtp-inbox.js'
+import { until } from '../testing/until.js'
 
 let h: Harness
-let smtp: SMTPServer
-const inbox: Buffer[] = []
+let smtp: SmtpInbox
+let inbox: Buffer[] = []
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = []
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-      stream.on('end', () => {
-        inbox.push(Buffer.concat(chunks))
-        callback()
-      })
-    },
-  })
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve))
-  const port = (smtp.server.address() as AddressInfo).port
+  smtp = await startSmtpInbox()
+  inbox = smtp.messages
   h = await startHarness({
-    SMTP_URL: `smtp://127.0.0.1:${port}`,
+    SMTP_URL: smtp.url,
     MAIL_FROM: 'Visitor ID <mail@visitor-id.test>',
     PUBLIC_URL: 'https://t.service.test',
   })
@@ -37,7 +25,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.stop()
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()))
+  await smtp?.close()
 })
 
 async function identified(organizationId: string) {
@@ -61,16 +49,6 @@ function header(mail: Awaited<ReturnType<typeof simpleParser>>, name: string): s
     .slice(line.indexOf(':') + 1)
     .replace(/\r?\n[ \t]+/g, ' ')
     .trim()
-}
-
-async function until<T>(check: () => T | undefined, limitMs = 15_000): Promise<T> {
-  const started = Date.now()
-  for (;;) {
-    const value = check()
-    if (value !== undefined) return value
-    if (Date.now() - started > limitMs) throw new Error('not seen in time')
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
 }
 
 describe('lifecycle emails', () => {

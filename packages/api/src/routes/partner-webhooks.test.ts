@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { appendEvents, createPartner, eventIdOf } from '@visitor-id/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errorBody, type Harness, startHarness } from '../testing/harness.js'
+import { until } from '../testing/until.js'
 
 let h: Harness
 let receiver: Server
@@ -74,16 +75,6 @@ const partner = (
     partnerKey,
     ...(payload ? { payload } : {}),
   })
-
-async function until<T>(check: () => Promise<T | undefined>, limitMs = 15_000): Promise<T> {
-  const started = Date.now()
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() - started > limitMs) throw new Error('not seen in time')
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 /** Stores a visitor.identified event of the bootstrap organization, as identification does. */
 async function identified(payload: object) {

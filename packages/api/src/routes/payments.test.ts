@@ -7,31 +7,19 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { billingSweep, creditBalance, readEvents } from '@visitor-id/core'
 import { simpleParser } from 'mailparser'
-import { SMTPServer } from 'smtp-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errorBody, type Harness, startHarness } from '../testing/harness.js'
+import { type SmtpInbox, startSmtpInbox } from '../testing/smtp-inbox.js'
+import { until } from '../testing/until.js'
 
 let h: Harness
-let smtp: SMTPServer
+let smtp: SmtpInbox
 let receiver: Server
-const inbox: string[] = []
 const secret = 'a-billing-webhook-secret'
 const deliveries: { headers: IncomingHttpHeaders; raw: string }[] = []
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = []
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-      stream.on('end', () => {
-        simpleParser(Buffer.concat(chunks)).then((mail) => inbox.push(mail.subject ?? ''))
-        callback()
-      })
-    },
-  })
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve))
+  smtp = await startSmtpInbox()
   receiver = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -42,7 +30,7 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
   h = await startHarness({
-    SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+    SMTP_URL: smtp.url,
     PUBLIC_URL: 'https://billing.service.test',
   })
   const configured = await h.request({
@@ -57,20 +45,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.stop()
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()))
+  await smtp?.close()
   receiver?.closeAllConnections()
   await new Promise((resolve) => receiver?.close(resolve))
 })
 
-async function until<T>(check: () => T | undefined | Promise<T | undefined>, limitMs = 20_000): Promise<T> {
-  const started = Date.now()
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() - started > limitMs) throw new Error('not seen in time')
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+/** The subjects of the emails received so far. */
+const subjects = async () =>
+  Promise.all(smtp.messages.map(async (raw) => (await simpleParser(raw)).subject ?? ''))
 
 /** A sub-organization of the bootstrap agency (so the bootstrap partner manages it), `standard`. */
 async function subOrganization(name: string): Promise<string> {
@@ -305,13 +287,11 @@ describe('payments (local provider)', () => {
       subscription: { plan_id: 'b2b', product_type: 'plus_employee' },
       invoice: { amount: 0, currency: 'usd', reason: 'subscription_create', credits_granted: 10000 },
     })
-    await until(() =>
-      ['your B2B subscription is active', 'subscription is canceled'].every((s) =>
-        inbox.some((subject) => subject.includes(s)),
-      )
-        ? true
-        : undefined,
-    )
+    await until(async () => {
+      const received = await subjects()
+      const expected = ['your B2B subscription is active', 'subscription is canceled']
+      return expected.every((s) => received.some((subject) => subject.includes(s))) ? true : undefined
+    })
   }, 60_000)
 
   it('a renewal grants the period credits once and mails a receipt; the portal cancels', async () => {
@@ -329,8 +309,10 @@ describe('payments (local provider)', () => {
     const after = await customer(organizationId)
     expect(Date.parse(after.currentPeriodEnd)).toBeGreaterThan(Date.parse(currentPeriodEnd))
     expect(after.status).toBe('active')
-    await until(() =>
-      inbox.some((subject) => subject.includes('receipt for your Standard subscription')) ? true : undefined,
+    await until(async () =>
+      (await subjects()).some((subject) => subject.includes('receipt for your Standard subscription'))
+        ? true
+        : undefined,
     )
 
     const portal = (await post('customer-portal', { organizationId })).json()
