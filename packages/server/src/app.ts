@@ -32,6 +32,7 @@ import {
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import { z } from 'zod'
 import { billingPageDocs, billingPagesPlugin } from './billing-pages.js'
+import { dashboardDocs, dashboardPlugin } from './dashboard.js'
 import { page } from './html-page.js'
 
 export interface AppDependencies {
@@ -359,6 +360,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     await app.register(async (scope) => unsubscribePlugin(scope, deps))
     const billing = billingDeps(deps)
     await app.register(async (scope) => billingPagesPlugin(scope, billing))
+    await app.register(async (scope) => dashboardPlugin(scope, {}))
     await app.register(apiPlugin, {
       prefix: '/api/v1',
       store: deps.store,
@@ -376,6 +378,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         phoneCallbackDoc,
         ...unsubscribeDocs,
         ...billingPageDocs(billing.provider.kind),
+        ...dashboardDocs,
         ...(deps.metrics ? [metricsEndpointDoc({ token: config.metricsToken !== undefined })] : []),
       ],
       tagDescriptions,

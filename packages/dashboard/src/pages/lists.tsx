@@ -1,0 +1,179 @@
+// Lists: an audience from the contacts dataset, counted as the filter is edited; saved lists
+// refresh from their filter and export as hashed emails (CSV).
+import { useEffect, useState } from 'preact/hooks'
+import { download, request, type Session } from '../api.js'
+import { cleanFilter, FilterForm } from '../components/filter-form.js'
+import { Empty, ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
+import { formatDateTime, formatNumber } from '../format.js'
+import type { Filter, SavedList } from '../types.js'
+
+/** Counts the contacts a filter matches, a moment after the last edit. */
+function useCount(session: Session, filter: Filter) {
+  const [state, setState] = useState<{ count?: number; error?: Error; busy: boolean }>({ busy: false })
+  const key = JSON.stringify(cleanFilter(filter))
+  useEffect(() => {
+    const controller = new AbortController()
+    setState((previous) => ({ ...previous, busy: true }))
+    const timer = setTimeout(() => {
+      request<{ count: number }>(session, '/contacts/count', {
+        method: 'POST',
+        body: JSON.parse(key),
+        signal: controller.signal,
+      }).then(
+        ({ count }) => setState({ count, busy: false }),
+        (error: Error) => !controller.signal.aborted && setState({ error, busy: false }),
+      )
+    }, 300)
+    return () => {
+      clearTimeout(timer)
+      controller.abort()
+    }
+  }, [key])
+  return state
+}
+
+function NewList({ session, onSaved }: { session: Session; onSaved: () => void }) {
+  const [name, setName] = useState('')
+  const [filter, setFilter] = useState<Filter>({})
+  const count = useCount(session, filter)
+  const save = useAction(() =>
+    request<SavedList>(session, '/lists/save', {
+      method: 'POST',
+      body: {
+        organizationId: session.organizationId,
+        listName: name.trim(),
+        contacts_found: count.count ?? 0,
+        filter: cleanFilter(filter),
+      },
+    }),
+  )
+  return (
+    <form
+      class="card"
+      aria-labelledby="new-list-title"
+      onSubmit={async (event) => {
+        event.preventDefault()
+        if (await save.run()) {
+          setName('')
+          onSaved()
+        }
+      }}
+    >
+      <h2 id="new-list-title">New list</h2>
+      <div class="field">
+        <label for="list-name">List name (saving a name that exists updates that list)</label>
+        <input
+          id="list-name"
+          required
+          value={name}
+          onInput={(e) => setName((e.target as HTMLInputElement).value)}
+        />
+      </div>
+      <FilterForm idPrefix="list" filter={filter} onChange={setFilter} />
+      <p class="count" aria-live="polite" data-count={count.count ?? ''}>
+        {count.error
+          ? ''
+          : count.count === undefined
+            ? 'Counting…'
+            : `${formatNumber(count.count)} contacts match${count.busy ? ' (updating…)' : ''}`}
+      </p>
+      <ErrorMessage error={count.error ?? save.error} />
+      <button type="submit" disabled={save.busy}>
+        {save.busy ? 'Saving…' : 'Save list'}
+      </button>
+    </form>
+  )
+}
+
+export function ListsPage({ session }: { session: Session }) {
+  const lists = useLoad(
+    (signal) => request<SavedList[]>(session, `/lists/${session.organizationId}`, { signal }),
+    [],
+  )
+  const refresh = useAction((id: string) =>
+    request<SavedList>(session, `/lists/refresh/${id}`, { method: 'POST', body: {} }),
+  )
+  const exportCsv = useAction((list: SavedList) =>
+    download(
+      session,
+      `/lists/${list.id}/chat-ads-export`,
+      { organizationId: session.organizationId },
+      `${list.name.replace(/[^\w-]+/g, '-')}-audience.csv`,
+    ),
+  )
+  const remove = useAction((id: string) => request(session, `/lists/${id}`, { method: 'DELETE', body: {} }))
+  return (
+    <>
+      <NewList session={session} onSaved={lists.reload} />
+      <ErrorMessage error={refresh.error ?? exportCsv.error ?? remove.error} />
+      <section aria-labelledby="saved-title">
+        <h2 id="saved-title">Saved lists</h2>
+        <Show loaded={lists}>
+          {(rows) =>
+            rows.length === 0 ? (
+              <Empty title="No lists yet">Describe an audience above, check the count, and save it.</Empty>
+            ) : (
+              <div class="table-wrap">
+                <table>
+                  <caption class="visually-hidden">Saved lists</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Name</th>
+                      <th scope="col" class="num">
+                        Contacts
+                      </th>
+                      <th scope="col">Last synced</th>
+                      <th scope="col">Actions</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((list) => (
+                      <tr key={list.id} data-list={list.name}>
+                        <td>{list.name}</td>
+                        <td class="num">{formatNumber(list.contactsNum)}</td>
+                        <td>{formatDateTime(list.lastSyncedTime ?? list.updatedAt)}</td>
+                        <td class="actions">
+                          <button
+                            type="button"
+                            class="secondary"
+                            aria-label={`Refresh ${list.name}`}
+                            disabled={refresh.busy}
+                            onClick={async () => {
+                              if (await refresh.run(list.id)) lists.reload()
+                            }}
+                          >
+                            Refresh
+                          </button>
+                          <button
+                            type="button"
+                            class="secondary"
+                            aria-label={`Export ${list.name}`}
+                            disabled={exportCsv.busy}
+                            onClick={() => exportCsv.run(list)}
+                          >
+                            Export CSV
+                          </button>
+                          <button
+                            type="button"
+                            class="secondary"
+                            aria-label={`Delete ${list.name}`}
+                            onClick={async () => {
+                              if (confirm(`Delete the list "${list.name}"?`) && (await remove.run(list.id)))
+                                lists.reload()
+                            }}
+                          >
+                            Delete
+                          </button>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )
+          }
+        </Show>
+      </section>
+    </>
+  )
+}

@@ -1,0 +1,418 @@
+// The partner's settings: its two webhooks (with a test and the delivery log), its custom
+// tracking domain (DNS records and verification), and the email defaults of its organizations.
+import { useState } from 'preact/hooks'
+import { request, type Session } from '../api.js'
+import { Empty, ErrorMessage, Pager, Show, useAction, useLoad } from '../components/ui.js'
+import { formatDateTime } from '../format.js'
+
+type WebhookType = 'identification' | 'billing'
+interface Webhook {
+  url: string
+  enabled: boolean
+  hasSecret: boolean
+}
+interface LogEntry {
+  id: string
+  type: WebhookType
+  status: 'success' | 'retrying' | 'failed'
+  statusCode: number
+  attemptedAt: string
+  responseTimeMs: number
+  eventType: string
+  attempt: number
+  error: string | null
+}
+interface Domain {
+  domain: string
+  verified: boolean
+  dnsRecords: { type: string; name: string; value: string; status?: string }[]
+  instructions: string
+}
+
+function WebhookForm(props: { session: Session; type: WebhookType; webhook: Webhook; onSaved: () => void }) {
+  const { session, type } = props
+  const [url, setUrl] = useState(props.webhook.url)
+  const [secret, setSecret] = useState('')
+  const [enabled, setEnabled] = useState(props.webhook.enabled)
+  const save = useAction(() =>
+    request(session, `/partner/webhooks/${type}`, {
+      method: 'PUT',
+      partner: true,
+      body: { url: url.trim(), enabled, ...(secret ? { secret } : {}) },
+    }),
+  )
+  const test = useAction(() =>
+    request<{ success: boolean; message: string }>(session, '/partner/webhooks/test', {
+      method: 'POST',
+      partner: true,
+      body: { type },
+    }),
+  )
+  const title = type === 'identification' ? 'Identification webhook' : 'Billing webhook'
+  return (
+    <form
+      class="webhook"
+      aria-label={title}
+      onSubmit={async (event) => {
+        event.preventDefault()
+        if (await save.run()) {
+          setSecret('')
+          props.onSaved()
+        }
+      }}
+    >
+      <h3>{title}</h3>
+      <div class="field">
+        <label for={`${type}-url`}>URL</label>
+        <input
+          id={`${type}-url`}
+          type="url"
+          placeholder="https://"
+          value={url}
+          onInput={(e) => setUrl((e.target as HTMLInputElement).value)}
+        />
+      </div>
+      <div class="field">
+        <label for={`${type}-secret`}>
+          Signing secret {props.webhook.hasSecret ? '(set; leave empty to keep it)' : '(none yet)'}
+        </label>
+        <input
+          id={`${type}-secret`}
+          type="password"
+          autoComplete="off"
+          value={secret}
+          onInput={(e) => setSecret((e.target as HTMLInputElement).value)}
+        />
+      </div>
+      <label class="toggle">
+        <input
+          type="checkbox"
+          checked={enabled}
+          onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)}
+        />
+        Enabled
+      </label>
+      <ErrorMessage error={save.error ?? test.error} />
+      {test.done ? (
+        <p class={test.done.success ? 'valid' : 'error-text'} role="status">
+          Test: {test.done.message}
+        </p>
+      ) : null}
+      <div class="actions">
+        <button type="submit" disabled={save.busy}>
+          {save.busy ? 'Saving…' : 'Save'}
+        </button>
+        <button type="button" class="secondary" disabled={test.busy} onClick={() => test.run()}>
+          {test.busy ? 'Sending…' : 'Send a test event'}
+        </button>
+      </div>
+    </form>
+  )
+}
+
+function DeliveryLog({ session }: { session: Session }) {
+  const [page, setPage] = useState(1)
+  const logs = useLoad(
+    (signal) =>
+      request<{ logs: LogEntry[]; total: number; page: number; pageSize: number }>(
+        session,
+        '/partner/webhooks/logs',
+        {
+          partner: true,
+          query: { page, pageSize: 10 },
+          signal,
+        },
+      ),
+    [page],
+  )
+  const redeliver = useAction((id: string) =>
+    request(session, `/partner/webhooks/logs/${id}/redeliver`, { method: 'POST', partner: true }),
+  )
+  return (
+    <section aria-labelledby="log-title">
+      <div class="section-head">
+        <h3 id="log-title">Delivery log</h3>
+        <button type="button" class="secondary" onClick={logs.reload}>
+          Reload
+        </button>
+      </div>
+      <ErrorMessage error={redeliver.error} />
+      <Show loaded={logs}>
+        {(result) =>
+          result.total === 0 ? (
+            <Empty title="No deliveries yet">
+              Send a test event, or wait for the next identified visitor.
+            </Empty>
+          ) : (
+            <>
+              <div class="table-wrap">
+                <table>
+                  <caption class="visually-hidden">Webhook deliveries</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">When</th>
+                      <th scope="col">Webhook</th>
+                      <th scope="col">Event</th>
+                      <th scope="col">Result</th>
+                      <th scope="col">Actions</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {result.logs.map((entry) => (
+                      <tr key={entry.id}>
+                        <td>{formatDateTime(entry.attemptedAt)}</td>
+                        <td>{entry.type}</td>
+                        <td>
+                          {entry.eventType} <span class="muted">attempt {entry.attempt}</span>
+                        </td>
+                        <td>
+                          {entry.status}
+                          {entry.statusCode ? ` (HTTP ${entry.statusCode}, ${entry.responseTimeMs} ms)` : ''}
+                          {entry.error ? <span class="muted"> {entry.error}</span> : null}
+                        </td>
+                        <td>
+                          <button
+                            type="button"
+                            class="secondary"
+                            aria-label={`Send the ${entry.eventType} event of ${formatDateTime(entry.attemptedAt)} again`}
+                            disabled={redeliver.busy}
+                            onClick={async () => {
+                              if (await redeliver.run(entry.id)) logs.reload()
+                            }}
+                          >
+                            Send again
+                          </button>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager
+                page={result.page}
+                totalPages={Math.ceil(result.total / result.pageSize)}
+                total={result.total}
+                onPage={setPage}
+              />
+            </>
+          )
+        }
+      </Show>
+    </section>
+  )
+}
+
+function CustomDomain({ session }: { session: Session }) {
+  const current = useLoad(
+    (signal) =>
+      request<Domain>(session, '/partner/domain/verification', { partner: true, signal }).catch((error) => {
+        // No domain set yet is not a failure of the page: the form below sets one.
+        if ((error as { status?: number }).status === 404) return null
+        throw error
+      }),
+    [],
+  )
+  const [domain, setDomain] = useState('')
+  const set = useAction(() =>
+    request<Domain>(session, '/partner/domain', {
+      method: 'PUT',
+      partner: true,
+      body: { domain: domain.trim() },
+    }),
+  )
+  const verify = useAction(() =>
+    request<{ success: boolean; verified: boolean; message?: string }>(session, '/partner/domain/verify', {
+      method: 'POST',
+      partner: true,
+    }),
+  )
+  return (
+    <section class="card" aria-labelledby="domain-title">
+      <h2 id="domain-title">Custom tracking domain</h2>
+      <Show loaded={current}>
+        {(found) =>
+          found ? (
+            <>
+              <p>
+                <strong>{found.domain}</strong>: {found.verified ? 'verified' : 'not verified yet'}
+              </p>
+              <p class="hint">{found.instructions}</p>
+              <div class="table-wrap">
+                <table>
+                  <caption>DNS records to create</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Type</th>
+                      <th scope="col">Name</th>
+                      <th scope="col">Value</th>
+                      <th scope="col">Status</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {found.dnsRecords.map((record) => (
+                      <tr key={record.name}>
+                        <td>{record.type}</td>
+                        <td>
+                          <code>{record.name}</code>
+                        </td>
+                        <td>
+                          <code>{record.value}</code>
+                        </td>
+                        <td>{record.status ?? 'pending'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <button
+                type="button"
+                disabled={verify.busy}
+                onClick={async () => {
+                  if (await verify.run()) current.reload()
+                }}
+              >
+                {verify.busy ? 'Checking DNS…' : 'Verify now'}
+              </button>
+              {verify.done ? (
+                <p class={verify.done.verified ? 'valid' : 'error-text'} role="status">
+                  {verify.done.verified ? 'Verified.' : (verify.done.message ?? 'Not verified yet.')}
+                </p>
+              ) : null}
+              <ErrorMessage error={verify.error} />
+            </>
+          ) : (
+            <p class="hint">No custom domain yet: snippets load the pixel from this server’s address.</p>
+          )
+        }
+      </Show>
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault()
+          if (await set.run()) {
+            setDomain('')
+            current.reload()
+          }
+        }}
+      >
+        <div class="field">
+          <label for="custom-domain">{current.data ? 'Change the domain' : 'Domain'}</label>
+          <input
+            id="custom-domain"
+            required
+            placeholder="track.example.com"
+            value={domain}
+            onInput={(e) => setDomain((e.target as HTMLInputElement).value)}
+          />
+        </div>
+        <ErrorMessage error={set.error} />
+        <button type="submit" disabled={set.busy}>
+          {set.busy ? 'Saving…' : 'Set domain'}
+        </button>
+      </form>
+    </section>
+  )
+}
+
+const emailLabels: Record<string, string> = {
+  first_visitor_identified: 'First visitor identified',
+  credits_low: 'Credits running low',
+  credits_exhausted: 'Credits exhausted',
+  subscription_activated: 'Subscription activated',
+  subscription_canceled: 'Subscription canceled',
+  payment_failed: 'Payment failed',
+  renewal_receipt: 'Renewal receipt',
+}
+
+function EmailPreferences({ session }: { session: Session }) {
+  const loaded = useLoad(
+    (signal) =>
+      request<{ preferences: Record<string, boolean> }>(session, '/partner/email-preferences', {
+        partner: true,
+        signal,
+      }),
+    [],
+  )
+  const [changes, setChanges] = useState<Record<string, boolean>>({})
+  const save = useAction(() =>
+    request(session, '/partner/email-preferences', {
+      method: 'PUT',
+      partner: true,
+      body: { preferences: changes },
+    }),
+  )
+  return (
+    <form
+      class="card"
+      aria-labelledby="email-title"
+      onSubmit={async (event) => {
+        event.preventDefault()
+        if (await save.run()) {
+          setChanges({})
+          loaded.reload()
+        }
+      }}
+    >
+      <h2 id="email-title">Email preferences</h2>
+      <p class="hint">
+        Which lifecycle emails your organizations’ members get, unless an organization overrides it.
+      </p>
+      <Show loaded={loaded}>
+        {({ preferences }) => (
+          <fieldset>
+            <legend>Send</legend>
+            {Object.keys(preferences).map((key) => (
+              <label class="toggle" key={key}>
+                <input
+                  type="checkbox"
+                  checked={changes[key] ?? preferences[key]}
+                  onChange={(e) => setChanges({ ...changes, [key]: (e.target as HTMLInputElement).checked })}
+                />
+                {emailLabels[key] ?? key}
+              </label>
+            ))}
+          </fieldset>
+        )}
+      </Show>
+      <ErrorMessage error={save.error} />
+      <button type="submit" disabled={save.busy || Object.keys(changes).length === 0}>
+        {save.busy ? 'Saving…' : 'Save preferences'}
+      </button>
+    </form>
+  )
+}
+
+export function PartnerSettings({ session }: { session: Session }) {
+  const webhooks = useLoad(
+    (signal) =>
+      request<Record<WebhookType, Webhook>>(session, '/partner/webhooks', { partner: true, signal }),
+    [],
+  )
+  return (
+    <>
+      <section class="card" aria-labelledby="webhooks-title">
+        <h2 id="webhooks-title">Webhooks</h2>
+        <Show loaded={webhooks}>
+          {(config) => (
+            <div class="columns">
+              <WebhookForm
+                session={session}
+                type="identification"
+                webhook={config.identification}
+                onSaved={webhooks.reload}
+              />
+              <WebhookForm
+                session={session}
+                type="billing"
+                webhook={config.billing}
+                onSaved={webhooks.reload}
+              />
+            </div>
+          )}
+        </Show>
+        <DeliveryLog session={session} />
+      </section>
+      <CustomDomain session={session} />
+      <EmailPreferences session={session} />
+    </>
+  )
+}

@@ -1,0 +1,249 @@
+// One visitor's profile in a modal dialog: contact, company, ICP statuses, sessions (geo, device,
+// UTMs), page views, and the phone search with its state and credit cost.
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { request, type Session } from '../api.js'
+import { ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
+import { formatDateTime, formatDuration, personName } from '../format.js'
+import type { Organization, VisitorProfile } from '../types.js'
+
+/** Credits a phone search reserves, charged only when a phone is found (see /docs). */
+export const phoneSearchCredits = 5
+
+const statusText: Record<string, string> = {
+  not_started: 'Not searched yet',
+  ongoing: 'Searching…',
+  found: 'Found',
+  not_found: 'No phone found',
+  error: 'The search failed; you may retry once',
+  expired: 'No answer in time; you may retry once',
+}
+
+function Facts({ rows }: { rows: [string, string | null | undefined][] }) {
+  const shown = rows.filter(([, value]) => value)
+  if (shown.length === 0) return <p class="muted">Nothing known.</p>
+  return (
+    <dl class="facts">
+      {shown.map(([label, value]) => (
+        <div key={label}>
+          <dt>{label}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  )
+}
+
+function PhoneSearch({
+  session,
+  profile,
+  reload,
+}: {
+  session: Session
+  profile: VisitorProfile
+  reload: () => void
+}) {
+  const organization = useLoad(
+    (signal) => request<Organization>(session, `/organization/${session.organizationId}`, { signal }),
+    [],
+  )
+  const search = useAction(() =>
+    request(session, '/visitor-tracking/phone-number-search', {
+      method: 'POST',
+      body: { organizationId: session.organizationId, visitorId: profile.id },
+    }),
+  )
+  const status = profile.phoneNumber ? 'found' : (profile.phoneNumberSearchStatus ?? 'not_started')
+  // While a search runs, read the profile again every few seconds.
+  useEffect(() => {
+    if (status !== 'ongoing') return
+    const timer = setInterval(reload, 3000)
+    return () => clearInterval(timer)
+  }, [status])
+  const b2b = organization.data?.productType === 'plus_employee'
+  const linkedin = Boolean(profile.contact?.linkedinUrl)
+  const blocked = !b2b
+    ? 'Phone search needs a B2B plan.'
+    : !linkedin
+      ? 'Phone search needs the visitor’s LinkedIn profile.'
+      : undefined
+  return (
+    <section aria-labelledby="phone-title">
+      <h3 id="phone-title">Phone number</h3>
+      <p>
+        {profile.phoneNumber ? <strong>{profile.phoneNumber}</strong> : null}{' '}
+        <span class="status" data-status={status}>
+          {statusText[status] ?? status}
+        </span>
+      </p>
+      {!profile.phoneNumber ? (
+        <>
+          <button
+            type="button"
+            disabled={search.busy || status === 'ongoing' || status === 'not_found' || Boolean(blocked)}
+            onClick={async () => {
+              if (await search.run()) reload()
+            }}
+          >
+            {search.busy ? 'Starting…' : 'Search phone number'}
+          </button>{' '}
+          <span class="hint">
+            Costs {phoneSearchCredits} credits, charged only if a number is found
+            {organization.data ? ` (balance: ${organization.data.identificationCredits})` : ''}.
+          </span>
+          {blocked ? <p class="hint">{blocked}</p> : null}
+        </>
+      ) : null}
+      <ErrorMessage error={search.error} />
+    </section>
+  )
+}
+
+export function VisitorPanel(props: { session: Session; visitorId: string; onClose: () => void }) {
+  const dialog = useRef<HTMLDialogElement>(null)
+  const [showAllViews, setShowAllViews] = useState(false)
+  const loaded = useLoad(
+    (signal) =>
+      request<VisitorProfile>(
+        props.session,
+        `/visitor-tracking/${props.session.organizationId}/visitors/${props.visitorId}`,
+        { signal },
+      ),
+    [props.visitorId],
+  )
+  useEffect(() => {
+    const element = dialog.current!
+    if (!element.open) element.showModal()
+    return () => element.close()
+  }, [])
+  return (
+    <dialog ref={dialog} class="panel" aria-labelledby="panel-title" onClose={props.onClose}>
+      <div class="panel-head">
+        <h2 id="panel-title">{loaded.data ? personName(loaded.data.contact ?? {}) : 'Visitor'}</h2>
+        <button type="button" class="secondary" onClick={() => dialog.current?.close()}>
+          Close
+        </button>
+      </div>
+      <Show loaded={loaded}>
+        {(profile) => (
+          <div class="panel-body">
+            <p class="muted">
+              First seen {formatDateTime(profile.firstSeenAt)}, last seen {formatDateTime(profile.lastSeenAt)}
+            </p>
+            <section aria-labelledby="contact-title">
+              <h3 id="contact-title">Contact</h3>
+              {profile.contact ? (
+                <Facts
+                  rows={[
+                    ['Email', profile.contact.email],
+                    ['Job title', profile.contact.jobTitle],
+                    ['Seniority', profile.contact.seniority],
+                    ['Department', profile.contact.department],
+                    [
+                      'Location',
+                      [profile.contact.city, profile.contact.state, profile.contact.country]
+                        .filter(Boolean)
+                        .join(', '),
+                    ],
+                    ['LinkedIn', profile.contact.linkedinUrl],
+                  ]}
+                />
+              ) : (
+                <p class="muted">Not identified yet.</p>
+              )}
+            </section>
+            <section aria-labelledby="company-title">
+              <h3 id="company-title">Company</h3>
+              {profile.company ? (
+                <Facts
+                  rows={[
+                    ['Name', profile.company.name],
+                    ['Domain', profile.company.domain],
+                    ['Industry', profile.company.industry],
+                    ['Employees', profile.company.employeeSizeRange],
+                    ['Revenue', profile.company.revenueRange],
+                    [
+                      'Location',
+                      [profile.company.city, profile.company.region, profile.company.country]
+                        .filter(Boolean)
+                        .join(', '),
+                    ],
+                  ]}
+                />
+              ) : (
+                <p class="muted">No company known for this visitor.</p>
+              )}
+            </section>
+            <section aria-labelledby="icp-title">
+              <h3 id="icp-title">ICP</h3>
+              <p>
+                {profile.icp ? 'Matches an ICP config' : 'Matches no ICP config'};{' '}
+                {profile.personaMatch ? 'persona matched' : 'persona not matched'}
+              </p>
+              {Object.keys(profile.icpStatuses).length ? (
+                <ul class="statuses">
+                  {Object.entries(profile.icpStatuses).map(([slug, matched]) => (
+                    <li key={slug}>
+                      <code>{slug}</code>: {matched ? 'match' : 'no match'}
+                    </li>
+                  ))}
+                </ul>
+              ) : null}
+            </section>
+            <PhoneSearch session={props.session} profile={profile} reload={loaded.reload} />
+            <section aria-labelledby="sessions-title">
+              <h3 id="sessions-title">Sessions ({profile.sessions.length})</h3>
+              <ul class="sessions">
+                {profile.sessions.map((visit) => (
+                  <li key={visit.id}>
+                    <strong>{formatDateTime(visit.startedAt)}</strong>,{' '}
+                    {formatDuration(visit.sessionDurationSeconds)}, {visit.pageViewCount} pages
+                    <br />
+                    <span class="muted">
+                      {[visit.city, visit.region, visit.country].filter(Boolean).join(', ') ||
+                        'Unknown place'}{' '}
+                      · {[visit.deviceType, visit.browser, visit.os].filter(Boolean).join(', ')}
+                      {visit.isHosting ? ' · hosting network' : ''}
+                      {visit.isAnonymous ? ' · anonymizer' : ''}
+                    </span>
+                    <br />
+                    <span class="muted">
+                      Entry {visit.entryPage || '–'}
+                      {visit.referrer ? ` · from ${visit.referrer}` : ''}
+                      {visit.utmSource
+                        ? ` · UTM ${[
+                            visit.utmSource,
+                            visit.utmMedium,
+                            visit.utmCampaign,
+                            visit.utmTerm,
+                            visit.utmContent,
+                          ]
+                            .filter(Boolean)
+                            .join(' / ')}`
+                        : ''}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            </section>
+            <section aria-labelledby="views-title">
+              <h3 id="views-title">Page views ({profile.pageViews.length})</h3>
+              <ul class="views">
+                {(showAllViews ? profile.pageViews : profile.pageViews.slice(0, 20)).map((view, index) => (
+                  <li key={`${view.visitedAt}-${index}`}>
+                    <span class="muted">{formatDateTime(view.visitedAt)}</span> {view.title || view.url}{' '}
+                    <span class="muted">{view.title ? view.url : ''}</span>
+                  </li>
+                ))}
+              </ul>
+              {profile.pageViews.length > 20 && !showAllViews ? (
+                <button type="button" class="secondary" onClick={() => setShowAllViews(true)}>
+                  Show all {profile.pageViews.length}
+                </button>
+              ) : null}
+            </section>
+          </div>
+        )}
+      </Show>
+    </dialog>
+  )
+}

@@ -1,0 +1,169 @@
+// Visitors: who visited in a range, paginated (last seen first), ICP / persona filters, CSV, and
+// the profile panel of one visitor.
+import { useState } from 'preact/hooks'
+import { download, request, type Session } from '../api.js'
+import { RangePicker } from '../components/range-picker.js'
+import {
+  Badge,
+  type Column,
+  DataTable,
+  Empty,
+  ErrorMessage,
+  Pager,
+  Show,
+  type Sort,
+  Toggle,
+  useAction,
+  useLoad,
+} from '../components/ui.js'
+import {
+  type DayRange,
+  formatDateTime,
+  formatNumber,
+  personName,
+  presetRange,
+  rangeInstants,
+} from '../format.js'
+import type { Page, VisitorRow } from '../types.js'
+import { VisitorPanel } from './visitor-panel.js'
+
+const pageSize = 25
+
+/** The API orders visitors by last visit; other orders sort the page shown. */
+const sortValue: Record<string, (row: VisitorRow) => string | number> = {
+  name: (row) => personName(row).toLowerCase(),
+  company: (row) => row.company?.name.toLowerCase() ?? '',
+  sessions: (row) => row.sessions,
+  pageViews: (row) => row.pageViews,
+  lastSeenAt: (row) => row.lastSeenAt,
+  identifiedAt: (row) => row.identifiedAt ?? '',
+}
+
+export function VisitorsPage({ session }: { session: Session }) {
+  const [range, setRange] = useState<DayRange>(() => presetRange('30d'))
+  const [icpOnly, setIcpOnly] = useState(false)
+  const [personaOnly, setPersonaOnly] = useState(false)
+  const [sort, setSort] = useState<Sort>({ key: 'lastSeenAt', order: 'desc' })
+  const [page, setPage] = useState(1)
+  const [open, setOpen] = useState<string>()
+  const query = {
+    organizationId: session.organizationId,
+    ...rangeInstants(range),
+    ICPOnly: icpOnly ? '1' : undefined,
+    personaOnly: personaOnly ? '1' : undefined,
+  }
+  const loaded = useLoad(
+    (signal) =>
+      request<Page<VisitorRow>>(session, '/companies/visitors', {
+        query: { ...query, page, limit: pageSize },
+        signal,
+      }),
+    [range.from, range.to, icpOnly, personaOnly, page],
+  )
+  const csv = useAction(() =>
+    download(session, '/companies/download', { ...query, statisticType: 'visitors' }, 'visitors.csv'),
+  )
+  const reset =
+    <T,>(set: (value: T) => void) =>
+    (value: T) => {
+      set(value)
+      setPage(1)
+    }
+  const columns: Column<VisitorRow>[] = [
+    {
+      key: 'name',
+      label: 'Visitor',
+      sortable: true,
+      render: (row) => (
+        <button type="button" class="link" onClick={() => setOpen(row.id)}>
+          {personName(row)}
+        </button>
+      ),
+    },
+    { key: 'jobTitle', label: 'Job title', render: (row) => row.jobTitle || '–' },
+    { key: 'company', label: 'Company', sortable: true, render: (row) => row.company?.name ?? '–' },
+    {
+      key: 'sessions',
+      label: 'Sessions',
+      sortable: true,
+      numeric: true,
+      render: (row) => formatNumber(row.sessions),
+    },
+    {
+      key: 'pageViews',
+      label: 'Page views',
+      sortable: true,
+      numeric: true,
+      render: (row) => formatNumber(row.pageViews),
+    },
+    {
+      key: 'lastSeenAt',
+      label: 'Last seen',
+      sortable: true,
+      render: (row) => formatDateTime(row.lastSeenAt),
+    },
+    {
+      key: 'identifiedAt',
+      label: 'Identified',
+      sortable: true,
+      render: (row) => (row.identifiedAt ? formatDateTime(row.identifiedAt) : '–'),
+    },
+    {
+      key: 'matches',
+      label: 'Matches',
+      render: (row) => (
+        <>
+          <Badge on={row.icp} yes="ICP" /> <Badge on={row.personaMatch} yes="Persona" />
+        </>
+      ),
+    },
+  ]
+  const sorted = (rows: VisitorRow[]) => {
+    const value = sortValue[sort.key]!
+    const direction = sort.order === 'asc' ? 1 : -1
+    return [...rows].sort((a, b) => (value(a) < value(b) ? -direction : value(a) > value(b) ? direction : 0))
+  }
+  return (
+    <>
+      <div class="toolbar">
+        <RangePicker range={range} onChange={reset(setRange)} />
+        <Toggle label="ICP matches only" checked={icpOnly} onChange={reset(setIcpOnly)} />
+        <Toggle label="Persona matches only" checked={personaOnly} onChange={reset(setPersonaOnly)} />
+        <button type="button" class="secondary" onClick={() => csv.run()} disabled={csv.busy}>
+          {csv.busy ? 'Preparing…' : 'Download CSV'}
+        </button>
+      </div>
+      <ErrorMessage error={csv.error} />
+      <p class="hint">Pages come last seen first; a column header sorts the page shown.</p>
+      <Show loaded={loaded}>
+        {(result) =>
+          result.total === 0 ? (
+            <Empty title="No visitors in this range">
+              {icpOnly || personaOnly
+                ? 'Turn off the filters, or widen your ICP configs.'
+                : 'No visitors yet: install the snippet (Settings), then come back.'}
+            </Empty>
+          ) : (
+            <>
+              <DataTable
+                caption="Visitors"
+                columns={columns}
+                rows={sorted(result.data)}
+                rowKey={(row) => row.id}
+                sort={sort}
+                onSort={setSort}
+              />
+              <Pager
+                page={result.page}
+                totalPages={result.totalPages}
+                total={result.total}
+                onPage={setPage}
+              />
+            </>
+          )
+        }
+      </Show>
+      {open ? <VisitorPanel session={session} visitorId={open} onClose={() => setOpen(undefined)} /> : null}
+    </>
+  )
+}
