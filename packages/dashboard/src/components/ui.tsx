@@ -100,8 +100,9 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
     setTimeout(() => setCopied('idle'), 2000)
   }
   return (
-    <button type="button" class="secondary" onClick={copy} aria-label={label}>
+    <button type="button" class="secondary" onClick={copy}>
       {copied === 'done' ? 'Copied' : copied === 'failed' ? 'Select and copy by hand' : 'Copy'}
+      <span class="visually-hidden"> {label}</span>
     </button>
   )
 }

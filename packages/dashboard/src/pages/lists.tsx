@@ -147,7 +147,7 @@ export function ListsPage({ session }: { session: Session }) {
                           <button
                             type="button"
                             class="secondary"
-                            aria-label={`Export ${list.name}`}
+                            aria-label={`Export CSV of ${list.name}`}
                             disabled={exportCsv.busy}
                             onClick={() => exportCsv.run(list)}
                           >

@@ -174,7 +174,7 @@ function DeliveryLog({ session }: { session: Session }) {
                           <button
                             type="button"
                             class="secondary"
-                            aria-label={`Send the ${entry.eventType} event of ${formatDateTime(entry.attemptedAt)} again`}
+                            aria-label={`Send again: ${entry.eventType} of ${formatDateTime(entry.attemptedAt)}`}
                             disabled={redeliver.busy}
                             onClick={async () => {
                               if (await redeliver.run(entry.id)) logs.reload()
@@ -205,11 +205,14 @@ function DeliveryLog({ session }: { session: Session }) {
 function CustomDomain({ session }: { session: Session }) {
   const current = useLoad(
     (signal) =>
-      request<Domain>(session, '/partner/domain/verification', { partner: true, signal }).catch((error) => {
-        // No domain set yet is not a failure of the page: the form below sets one.
-        if ((error as { status?: number }).status === 404) return null
-        throw error
-      }),
+      request<Domain>(session, '/partner/domain/verification', { partner: true, signal }).then(
+        (found) => (found.domain ? found : null),
+        (error) => {
+          // No domain set yet is not a failure of the page: the form below sets one.
+          if ((error as { status?: number }).status === 404) return null
+          throw error
+        },
+      ),
     [],
   )
   const [domain, setDomain] = useState('')

@@ -126,7 +126,7 @@ function Snippet({
             <pre>
               <code>{script}</code>
             </pre>
-            <CopyButton text={script} label={`Copy the ${title.toLowerCase()}`} />
+            <CopyButton text={script} label={`the ${title.toLowerCase()}`} />
           </>
         )}
       </Show>
@@ -215,7 +215,7 @@ function ApiKeys({ session }: { session: Session }) {
           <p>
             The new key, shown only now: <code data-plain-key>{create.done.plainKey}</code>
           </p>
-          <CopyButton text={create.done.plainKey} label="Copy the new key" />
+          <CopyButton text={create.done.plainKey} label="the new key" />
         </div>
       ) : null}
       <ErrorMessage error={revoke.error} />

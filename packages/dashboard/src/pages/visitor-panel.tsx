@@ -1,7 +1,7 @@
 // One visitor's profile in a modal dialog: contact, company, ICP statuses, sessions (geo, device,
 // UTMs), page views, and the phone search with its state and credit cost.
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { ApiError, request, type Session } from '../api.js'
 import { ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
 import { formatDateTime, formatDuration, personName } from '../format.js'
 import type { Organization, VisitorProfile } from '../types.js'
@@ -10,13 +10,23 @@ import type { Organization, VisitorProfile } from '../types.js'
 export const phoneSearchCredits = 5
 
 const statusText: Record<string, string> = {
-  not_started: 'Not searched yet',
-  ongoing: 'Searching…',
+  ongoing: 'Searching… the number shows here once found',
   found: 'Found',
-  not_found: 'No phone found',
+  not_found: 'No phone found; a search that found none is not retried',
   error: 'The search failed; you may retry once',
   expired: 'No answer in time; you may retry once',
 }
+
+const conflictStatus: Record<string, string> = {
+  search_ongoing: 'ongoing',
+  not_found: 'not_found',
+  retry_exhausted: 'error',
+  already_unlocked: 'found',
+}
+
+/** How often, and how many times, the profile is read again while a search runs. */
+const pollMs = 2000
+const pollTimes = 15
 
 function Facts({ rows }: { rows: [string, string | null | undefined][] }) {
   const shown = rows.filter(([, value]) => value)
@@ -33,64 +43,86 @@ function Facts({ rows }: { rows: [string, string | null | undefined][] }) {
   )
 }
 
-function PhoneSearch({
-  session,
-  profile,
-  reload,
-}: {
-  session: Session
-  profile: VisitorProfile
-  reload: () => void
-}) {
+/**
+ * The phone search. A profile shows a search's result only once a phone is found; otherwise this
+ * knows what the start of a search answered: `ongoing`, or the API's 409 naming the state of an
+ * earlier search (`not_found`, `ongoing`...).
+ */
+function PhoneSearch(props: { session: Session; profile: VisitorProfile; reload: () => void }) {
+  const { session, profile } = props
   const organization = useLoad(
     (signal) => request<Organization>(session, `/organization/${session.organizationId}`, { signal }),
     [],
   )
-  const search = useAction(() =>
-    request(session, '/visitor-tracking/phone-number-search', {
-      method: 'POST',
-      body: { organizationId: session.organizationId, visitorId: profile.id },
-    }),
-  )
-  const status = profile.phoneNumber ? 'found' : (profile.phoneNumberSearchStatus ?? 'not_started')
-  // While a search runs, read the profile again every few seconds.
+  const [started, setStarted] = useState<{ status: string; message?: string }>()
+  const [polls, setPolls] = useState(0)
+  const search = useAction(async () => {
+    try {
+      const answer = await request<{ phoneNumberSearchStatus: string }>(
+        session,
+        '/visitor-tracking/phone-number-search',
+        {
+          method: 'POST',
+          body: { organizationId: session.organizationId, visitorId: profile.id },
+        },
+      )
+      setStarted({ status: answer.phoneNumberSearchStatus })
+      setPolls(0)
+    } catch (error) {
+      // 409: an earlier search decides; its code says how it stands.
+      const known = error instanceof ApiError && error.status === 409 ? conflictStatus[error.code] : undefined
+      if (known) {
+        setStarted({ status: known, message: (error as ApiError).message })
+        return
+      }
+      throw error
+    }
+  })
+  const status = profile.phoneNumber ? 'found' : started?.status
+  const polling = status === 'ongoing' && polls < pollTimes
   useEffect(() => {
-    if (status !== 'ongoing') return
-    const timer = setInterval(reload, 3000)
-    return () => clearInterval(timer)
-  }, [status])
+    if (!polling) return
+    const timer = setTimeout(() => {
+      setPolls((n) => n + 1)
+      props.reload()
+    }, pollMs)
+    return () => clearTimeout(timer)
+  }, [polling, polls])
   const b2b = organization.data?.productType === 'plus_employee'
-  const linkedin = Boolean(profile.contact?.linkedinUrl)
   const blocked = !b2b
     ? 'Phone search needs a B2B plan.'
-    : !linkedin
+    : !profile.contact?.linkedinUrl
       ? 'Phone search needs the visitor’s LinkedIn profile.'
       : undefined
   return (
     <section aria-labelledby="phone-title">
       <h3 id="phone-title">Phone number</h3>
-      <p>
-        {profile.phoneNumber ? <strong>{profile.phoneNumber}</strong> : null}{' '}
-        <span class="status" data-status={status}>
-          {statusText[status] ?? status}
-        </span>
+      {profile.phoneNumber ? (
+        <p>
+          <strong>{profile.phoneNumber}</strong>
+        </p>
+      ) : null}
+      <p class="status" data-status={status ?? 'unknown'} aria-live="polite">
+        {status && status !== 'found'
+          ? status === 'ongoing' && !polling
+            ? 'No number yet: the search may still run, or have found none. Search again to know.'
+            : (started?.message ?? statusText[status] ?? status)
+          : ''}
       </p>
       {!profile.phoneNumber ? (
         <>
           <button
             type="button"
-            disabled={search.busy || status === 'ongoing' || status === 'not_found' || Boolean(blocked)}
-            onClick={async () => {
-              if (await search.run()) reload()
-            }}
+            disabled={search.busy || polling || Boolean(blocked)}
+            onClick={() => search.run()}
           >
-            {search.busy ? 'Starting…' : 'Search phone number'}
+            {search.busy ? 'Starting…' : status ? 'Search again' : 'Search phone number'}
           </button>{' '}
           <span class="hint">
             Costs {phoneSearchCredits} credits, charged only if a number is found
             {organization.data ? ` (balance: ${organization.data.identificationCredits})` : ''}.
           </span>
-          {blocked ? <p class="hint">{blocked}</p> : null}
+          {blocked && organization.data ? <p class="hint">{blocked}</p> : null}
         </>
       ) : null}
       <ErrorMessage error={search.error} />

@@ -75,7 +75,7 @@ export function VisitorsPage({ session }: { session: Session }) {
       label: 'Visitor',
       sortable: true,
       render: (row) => (
-        <button type="button" class="link" onClick={() => setOpen(row.id)}>
+        <button type="button" class="link" data-visitor={row.id} onClick={() => setOpen(row.id)}>
           {personName(row)}
         </button>
       ),

@@ -1,0 +1,394 @@
+import { mkdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import type { BootstrapFile } from '@visitor-id/core'
+import { tempDir } from '@visitor-id/core/testing'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { findChromium, launchChromium } from './support/chromium.js'
+import {
+  killServerProcess,
+  repoRoot,
+  runCli,
+  type ServerProcess,
+  startServerProcess,
+} from './support/server-process.js'
+
+// The dashboard (/app) in a real browser against a real server filled by `seed-demo`: sign-in,
+// every page with figures checked against the API, the profile panel, an ICP config, partner
+// rules (live validation, preview), a list, a key created and revoked; axe-core on every page
+// (no serious or critical violation) and a screenshot of each in test-results/dashboard/.
+
+const data = tempDir('vid-dashboard-')
+const shots = path.join(repoRoot, 'test-results', 'dashboard')
+const timeZone = 'America/New_York'
+let server: ServerProcess | undefined
+let boot: BootstrapFile
+let browser: Browser
+let context: BrowserContext
+let page: Page
+const pageErrors: string[] = []
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+const api = async <T = Record<string, unknown>>(route: string, init: RequestInit = {}, partner = false) => {
+  const response = await fetch(`${server!.url}/api/v1${route}`, {
+    ...init,
+    headers: {
+      ...(partner ? { 'x-partner-api-key': boot.partnerKey } : { 'x-api-key': boot.apiKey }),
+      ...(init.body ? { 'content-type': 'application/json' } : {}),
+    },
+  })
+  expect(response.status, route).toBeLessThan(300)
+  const text = await response.text()
+  return (text ? JSON.parse(text) : undefined) as T
+}
+
+/** Goes to a page of the app by its navigation link, as a person would. */
+async function open(title: string) {
+  if (await page.locator('dialog[open]').count()) await page.keyboard.press('Escape')
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: title, exact: true }).click()
+  await page.getByRole('heading', { level: 1, name: title }).waitFor()
+}
+
+/** axe-core in the page (its CSP stays on: evaluated through the driver, not a script tag). */
+async function expectAccessible(name: string) {
+  await page.evaluate(axeSource)
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as { axe: { run: (context: Document) => Promise<{ violations: unknown[] }> } }
+    ).axe
+    const result = await axe.run(document)
+    return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map(
+      (v) => ({
+        id: v.id,
+        impact: v.impact,
+        targets: v.nodes.slice(0, 3).map((node) => node.target.join(' ')),
+      }),
+    )
+  })
+  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+  expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([])
+}
+
+async function screenshot(name: string) {
+  await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true })
+}
+
+const numberIn = async (selector: string) =>
+  Number((await page.locator(selector).first().innerText()).replace(/[^\d]/g, ''))
+
+beforeAll(async () => {
+  mkdirSync(shots, { recursive: true })
+  // Bootstrap, then seed the demo organization with the server stopped (seed-demo opens the store).
+  server = await startServerProcess({ DATA_DIR: data.dir })
+  boot = JSON.parse(readFileSync(path.join(data.dir, 'bootstrap.json'), 'utf8')) as BootstrapFile
+  server.child.kill('SIGTERM')
+  await server.exit
+  const seeded = await runCli(['seed-demo', '--visitors', '150'], { DATA_DIR: data.dir })
+  expect(seeded.code, seeded.stderr).toBe(0)
+  // The webhook test posts to loopback; custom domains point their CNAME at a test name.
+  server = await startServerProcess({
+    DATA_DIR: data.dir,
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    CUSTOM_DOMAIN_TARGET: 'cname.visitor-id.test',
+  })
+  browser = await launchChromium(await findChromium())
+  context = await browser.newContext({
+    viewport: { width: 1280, height: 900 },
+    timezoneId: timeZone,
+    acceptDownloads: true,
+  })
+  page = await context.newPage()
+  page.setDefaultTimeout(10_000)
+  page.on('pageerror', (error) => pageErrors.push(error.message))
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
+      pageErrors.push(message.text())
+  })
+  page.on('dialog', (dialog) => void dialog.accept())
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await killServerProcess(server)
+  data.remove()
+})
+
+describe('dashboard', { timeout: 60_000 }, () => {
+  it('serves the app with a self-only CSP and cacheable hashed assets', async () => {
+    const response = await fetch(`${server!.url}/app`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-security-policy')).toContain("script-src 'self'")
+    const html = await response.text()
+    const script = /src="\/app\/(app-[0-9a-f]+\.js)"/.exec(html)![1]!
+    const asset = await fetch(`${server!.url}/app/${script}`)
+    expect(asset.status).toBe(200)
+    expect(asset.headers.get('cache-control')).toContain('immutable')
+    expect((await fetch(`${server!.url}/app/visitors`)).status).toBe(200)
+  })
+
+  it('refuses a wrong key with a readable message, then signs in with the bootstrap keys', async () => {
+    await page.goto(`${server!.url}/app`)
+    await page.getByLabel('API key').fill('bsk_live_00000000000000000000000000000000')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/key|unauthorized|invalid/i)
+    await screenshot('sign-in')
+    await expectAccessible('sign-in')
+
+    await page.getByLabel('API key').fill(boot.apiKey)
+    await page.getByLabel(/Partner key/).fill(boot.partnerKey)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    // The key stays in sessionStorage, never in the URL.
+    expect(page.url()).not.toContain(boot.apiKey)
+    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).toContain(boot.apiKey)
+  })
+
+  it('overview: totals, previous period and chart as the API gives them, in the browser time zone', async () => {
+    const totalsRequest = page.waitForRequest((r) => r.url().includes('/total?'))
+    const chartRequest = page.waitForRequest((r) => r.url().includes('/visitors/chart?'))
+    await page.reload()
+    const totalsUrl = new URL((await totalsRequest).url())
+    const chartUrl = new URL((await chartRequest).url())
+    expect(totalsUrl.searchParams.get('timezone')).toBe(timeZone)
+    expect(chartUrl.searchParams.get('timezone')).toBe(timeZone)
+    expect(chartUrl.searchParams.get('interval')).toBe('day')
+    const totals = await api<Record<string, number>>(
+      `${totalsUrl.pathname.replace('/api/v1', '')}${totalsUrl.search}`,
+    )
+    await page.locator('[data-figure="visitors"] .figure-value').waitFor()
+    expect(totals.visitors).toBeGreaterThan(0)
+    expect(await numberIn('[data-figure="visitors"] .figure-value')).toBe(totals.visitors)
+    expect(await numberIn('[data-figure="identified"] .figure-value')).toBe(totals.identifiedVisitors)
+    expect(await numberIn('[data-figure="companies"] .figure-value')).toBe(totals.companies)
+    expect(await numberIn('[data-figure="icp"] .figure-value')).toBe(totals.icpVisitors)
+    await expect.poll(() => page.locator('.chart rect.bar').count()).toBeGreaterThanOrEqual(30)
+    const topCompany = await api<{ data: { name: string }[] }>(
+      `/companies?organizationId=${boot.organizationId}&sort=visitors&order=desc&limit=1&from=${totalsUrl.searchParams.get('from')}&to=${totalsUrl.searchParams.get('to')}`,
+    )
+    await expect
+      .poll(() => page.locator('#top-title + ol li').first().innerText())
+      .toContain(topCompany.data[0]!.name)
+    await expect.poll(() => page.locator('#latest-title + ul li').count()).toBeGreaterThan(0)
+    await screenshot('overview')
+    await expectAccessible('overview')
+
+    // Today: hourly buckets.
+    const hourly = page.waitForRequest(
+      (r) => r.url().includes('/visitors/chart?') && r.url().includes('interval=hour'),
+    )
+    await page.getByLabel('Range').selectOption('today')
+    await hourly
+  })
+
+  it('companies: sorted by the server, paginated, CSV download', async () => {
+    await open('Companies')
+    const first = await api<{ data: { name: string; identifiedVisitors: number }[]; total: number }>(
+      `/companies?organizationId=${boot.organizationId}&sort=identifiedVisitors&order=desc&limit=25`,
+    )
+    const sorted = page.waitForResponse((r) => r.url().includes('sort=identifiedVisitors'))
+    await page.getByRole('button', { name: /^Identified/ }).click()
+    await sorted
+    await expect.poll(() => page.locator('th[aria-sort="descending"]').innerText()).toContain('Identified')
+    await expect.poll(() => page.locator('tbody tr').first().innerText()).toContain(first.data[0]!.name)
+    await expect.poll(() => page.locator('.pager').innerText()).toContain(`(${first.total} in all)`)
+    const download = page.waitForEvent('download')
+    await page.getByRole('button', { name: 'Download CSV' }).click()
+    const file = await download
+    expect(file.suggestedFilename()).toBe('companies.csv')
+    expect(readFileSync((await file.path())!, 'utf8').split('\n')[0]).toContain('name')
+    await screenshot('companies')
+    await expectAccessible('companies')
+  })
+
+  it('visitors: ICP filter, the profile panel with contact, company, sessions and a phone search', async () => {
+    await open('Visitors')
+    const icpOnly = page.waitForResponse(
+      (r) => r.url().includes('/companies/visitors?') && r.url().includes('ICPOnly=1'),
+    )
+    await page.getByLabel('ICP matches only').check()
+    const filtered = (await (await icpOnly).json()) as { total: number }
+    await expect.poll(() => page.locator('.pager').innerText()).toContain(`(${filtered.total} in all)`)
+    const all = page.waitForResponse(
+      (r) => r.url().includes('/companies/visitors?') && !r.url().includes('ICPOnly'),
+    )
+    await page.getByLabel('ICP matches only').uncheck()
+    // An identified visitor of the page shown (the page's own answer says which).
+    const shown = (await (await all).json()) as { data: { id: string; identifiedAt: string | null }[] }
+    const identified = shown.data.find((row) => row.identifiedAt)!
+    const profile = await api<{
+      contact: { email: string; linkedinUrl: string | null }
+      company: { name: string }
+    }>(`/visitor-tracking/${boot.organizationId}/visitors/${identified.id}`)
+    await page.locator(`[data-visitor="${identified.id}"]`).click()
+    const dialog = page.getByRole('dialog')
+    await dialog.getByRole('heading', { name: 'Contact' }).waitFor()
+    expect(await dialog.innerText()).toContain(profile.contact.email)
+    if (profile.company) expect(await dialog.innerText()).toContain(profile.company.name)
+    await expect.poll(() => dialog.getByRole('heading', { name: /^Sessions \(\d+\)/ }).count()).toBe(1)
+    await expect.poll(() => dialog.innerText()).toContain('Costs 5 credits')
+    await screenshot('visitor-profile')
+    await expectAccessible('visitor profile')
+    // The bootstrap organization is B2B and seeded contacts have a LinkedIn URL: the search runs.
+    expect(profile.contact.linkedinUrl).toBeTruthy()
+    await dialog.getByRole('button', { name: 'Search phone number' }).click()
+    await expect.poll(() => dialog.locator('.status').getAttribute('data-status')).toBe('ongoing')
+    // A profile shows a search only once a phone is found; opened again, the panel learns how the
+    // earlier search stands from the API's answer to a new one (409 with its state), or the phone.
+    await page.keyboard.press('Escape')
+    await page.locator(`[data-visitor="${identified.id}"]`).click()
+    await dialog.getByRole('heading', { name: 'Phone number' }).waitFor()
+    await expect
+      .poll(
+        async () => {
+          if ((await dialog.locator('.status').getAttribute('data-status')) === 'found') return 'found'
+          await dialog.getByRole('button', { name: /Search/ }).click()
+          await page.waitForTimeout(500)
+          return dialog.locator('.status').getAttribute('data-status')
+        },
+        { timeout: 20_000, intervals: [1000] },
+      )
+      .toMatch(/^(found|not_found)$/)
+    const after = await api<{ phoneNumber?: string }>(
+      `/visitor-tracking/${boot.organizationId}/visitors/${identified.id}`,
+    )
+    expect(await dialog.locator('.status').getAttribute('data-status')).toBe(
+      after.phoneNumber ? 'found' : 'not_found',
+    )
+    await page.keyboard.press('Escape')
+    await expect.poll(() => dialog.count()).toBe(0)
+    await screenshot('visitors')
+    await expectAccessible('visitors')
+  })
+
+  it('ICP configs: creates an organization config, and partner rules validated as typed and previewed', async () => {
+    await open('ICP configs')
+    await page.getByRole('button', { name: 'New ICP config' }).click()
+    await page.getByLabel('Name', { exact: true }).fill('Fintech buyers')
+    await page.locator('#config-company-industries').fill('Fintech, SaaS')
+    await page.locator('#config-contact-seniorities').fill('c-level')
+    await page.getByRole('button', { name: 'Create and score' }).click()
+    await page.locator('tr', { hasText: 'Fintech buyers' }).waitFor()
+    const configs = await api<{ name: string; filter: unknown }[]>(
+      `/organizations/${boot.organizationId}/icp-configs`,
+    )
+    expect(configs.find((c) => c.name === 'Fintech buyers')?.filter).toEqual({
+      company: { industries: ['Fintech', 'SaaS'] },
+      contact: { seniorities: ['c-level'] },
+    })
+    const recalculated = page.waitForResponse((r) => r.url().endsWith('/recalculate'))
+    await page.getByRole('button', { name: 'Recalculate Fintech buyers' }).click()
+    expect((await recalculated).status()).toBe(202)
+
+    await page.getByRole('button', { name: 'New partner rules' }).click()
+    await page.getByLabel('Label').fill('Engaged SaaS')
+    await page.locator('#g0c0-type').selectOption('company_size')
+    await page.locator('#g0c0-comparator').selectOption('between')
+    await page.locator('#g0c0-value-low').fill('500')
+    await page.locator('#g0c0-value-high').fill('10')
+    // icp-engine's own message, as the API would give it, while typing.
+    await expect.poll(() => page.locator('[data-validity]').getAttribute('data-validity')).toBe('invalid')
+    await expect.poll(() => page.locator('[data-condition="g0c0"] .issues').innerText()).toMatch(/\S/)
+    await page.locator('#g0c0-value-high').fill('100000')
+    await expect.poll(() => page.locator('[data-validity]').getAttribute('data-validity')).toBe('valid')
+    await page.getByRole('button', { name: 'Add condition to group 1' }).click()
+    await page.locator('#g0c1-type').selectOption('page_view_count')
+    await page.locator('#g0c1-comparator').selectOption('gte')
+    await page.locator('#g0c1-value').fill('1')
+    await page.getByRole('button', { name: 'Add group' }).click()
+    await page.locator('#g1c0-type').selectOption('utm_source')
+    await page.locator('#g1c0-comparator').selectOption('in')
+    await page.locator('#g1c0-value').fill('google, linkedin')
+    await expect.poll(() => page.locator('[data-validity]').getAttribute('data-validity')).toBe('valid')
+    // Preview against a visitor's facts.
+    const options = await page.locator('#preview-visitor option').count()
+    expect(options).toBeGreaterThan(1)
+    await page.locator('#preview-visitor').selectOption({ index: 1 })
+    await expect.poll(() => page.locator('[data-preview]').count()).toBe(1)
+    expect(await page.locator('[data-preview]').innerText()).toMatch(/score \d+/)
+    await screenshot('icp-partner-rules')
+    await expectAccessible('ICP partner rules')
+    await page.getByRole('button', { name: 'Create and score' }).click()
+    await page.locator('li.card', { hasText: 'Engaged SaaS' }).waitFor()
+    const partner = await api<{ icpConfigs: { label: string; rules: { groups: unknown[] } }[] }>(
+      `/partner/organizations/${boot.organizationId}/icp-configs`,
+      {},
+      true,
+    )
+    expect(partner.icpConfigs.find((c) => c.label === 'Engaged SaaS')?.rules.groups).toHaveLength(2)
+    await screenshot('icp')
+    await expectAccessible('ICP configs')
+  })
+
+  it('lists: counts as the filter is edited, saves, refreshes and exports', async () => {
+    await open('Lists')
+    const expected = await api<{ count: number }>('/contacts/count', {
+      method: 'POST',
+      body: JSON.stringify({ company: { industries: ['SaaS'] } }),
+    })
+    await page.locator('#list-company-industries').fill('SaaS')
+    await expect.poll(() => page.locator('.count').getAttribute('data-count')).toBe(String(expected.count))
+    await page.getByLabel(/List name/).fill('SaaS audience')
+    await page.getByRole('button', { name: 'Save list' }).click()
+    const row = page.locator('tr[data-list="SaaS audience"]')
+    await row.waitFor()
+    const refreshed = page.waitForResponse((r) => r.url().includes('/lists/refresh/'))
+    await page.getByRole('button', { name: 'Refresh SaaS audience' }).click()
+    expect((await refreshed).status()).toBe(200)
+    const download = page.waitForEvent('download')
+    await page.getByRole('button', { name: 'Export CSV of SaaS audience' }).click()
+    expect(readFileSync((await (await download).path())!, 'utf8')).toContain('email_sha256')
+    const lists = await api<{ name: string; contactsNum: number }[]>(`/lists/${boot.organizationId}`)
+    const saved = lists.find((list) => list.name === 'SaaS audience')!
+    expect(await row.locator('td.num').innerText()).toBe(saved.contactsNum.toLocaleString('en-US'))
+    await screenshot('lists')
+    await expectAccessible('lists')
+  })
+
+  it('settings: snippets, a key created with scopes and revoked, webhooks, domain, email preferences', async () => {
+    await open('Settings')
+    const snippet = await api<{ script: string }>(
+      `/visitor-tracking/${boot.organizationId}/installation/script/jsSnippet`,
+    )
+    await expect.poll(() => page.locator('.snippet pre').first().innerText()).toBe(snippet.script)
+    await page.getByLabel('Name', { exact: true }).fill('Reporting')
+    await page.getByRole('group', { name: 'Scopes' }).getByLabel('write', { exact: true }).check()
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const plainKey = await page.locator('[data-plain-key]').innerText()
+    expect(plainKey).toMatch(/^bsk_live_[0-9a-f]{32}$/)
+    expect((await fetch(`${server!.url}/api/v1/ping`, { headers: { 'x-api-key': plainKey } })).status).toBe(
+      200,
+    )
+    await page.getByRole('button', { name: 'Revoke Reporting' }).click()
+    await expect.poll(() => page.locator('tr[data-key="Reporting"]').innerText()).toContain('Revoked')
+    expect((await fetch(`${server!.url}/api/v1/ping`, { headers: { 'x-api-key': plainKey } })).status).toBe(
+      401,
+    )
+
+    // Partner: a webhook test against nothing listening gives a readable outcome.
+    await page.getByLabel('URL').first().fill('http://127.0.0.1:9/hook')
+    await page.getByRole('button', { name: 'Save' }).first().click()
+    await page.getByRole('button', { name: 'Send a test event' }).first().click()
+    await expect.poll(() => page.locator('.webhook [role="status"]').first().innerText()).toMatch(/^Test: /)
+    await page.getByLabel('Domain', { exact: true }).fill('track.example.com')
+    await page.getByRole('button', { name: 'Set domain' }).click()
+    await expect
+      .poll(() => page.getByRole('table', { name: 'DNS records to create' }).innerText())
+      .toContain('CNAME')
+    await page.getByLabel('Renewal receipt').uncheck()
+    await page.getByRole('button', { name: 'Save preferences' }).click()
+    await expect
+      .poll(
+        async () =>
+          (await api<{ preferences: Record<string, boolean> }>('/partner/email-preferences', {}, true))
+            .preferences.renewal_receipt,
+      )
+      .toBe(false)
+    await screenshot('settings')
+    await expectAccessible('settings')
+  })
+
+  it('raised no page error and no CSP violation', () => {
+    expect(pageErrors).toEqual([])
+  })
+})
