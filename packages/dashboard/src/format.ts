@@ -5,14 +5,24 @@ export const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC
 
 const numberFormat = new Intl.NumberFormat()
 const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+const thisYearFormat = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: '2-digit',
+})
 const dayFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' })
 const hourFormat = new Intl.DateTimeFormat(undefined, { hour: 'numeric' })
 
 export const formatNumber = (value: number | undefined | null) =>
   value === undefined || value === null ? '–' : numberFormat.format(value)
 
-export const formatDateTime = (iso: string | null | undefined) =>
-  iso ? dateTimeFormat.format(new Date(iso)) : '–'
+/** A moment, without its year when it is this year's: `Nov 23, 7:13 PM`. */
+export function formatDateTime(iso: string | null | undefined): string {
+  if (!iso) return '–'
+  const date = new Date(iso)
+  return (date.getFullYear() === new Date().getFullYear() ? thisYearFormat : dateTimeFormat).format(date)
+}
 
 export const formatDay = (iso: string) => dayFormat.format(new Date(iso))
 export const formatHour = (iso: string) => hourFormat.format(new Date(iso))

@@ -67,17 +67,20 @@ export function BarChart(props: { points: Point[]; label: string; formatX: (iso:
           )
         })}
       </svg>
-      <table class="visually-hidden">
-        <caption>{props.label}</caption>
-        <tbody>
-          {points.map((point) => (
-            <tr key={point.timestamp}>
-              <th scope="row">{props.formatX(point.timestamp)}</th>
-              <td>{point.count}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      {/* A wrapper hides it: tables ignore the overflow that hides an element. */}
+      <div class="visually-hidden">
+        <table>
+          <caption>{props.label}</caption>
+          <tbody>
+            {points.map((point) => (
+              <tr key={point.timestamp}>
+                <th scope="row">{props.formatX(point.timestamp)}</th>
+                <td>{point.count}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </figure>
   )
 }

@@ -113,12 +113,24 @@ export interface Column<Row> {
   /** Sortable by this key: the table reports a click through `onSort`. */
   sortable?: boolean
   numeric?: boolean
+  /** Keep on one line (dates). */
+  nowrap?: boolean
   render: (row: Row) => ComponentChildren
 }
 
 export interface Sort {
   key: string
   order: 'asc' | 'desc'
+}
+
+/** Up, down, or both arrows (an SVG: not every font has the arrow characters). */
+function SortIcon({ state }: { state: 'asc' | 'desc' | undefined }) {
+  return (
+    <svg class="sort-icon" viewBox="0 0 10 14" width="10" height="14" aria-hidden="true">
+      {state !== 'desc' ? <path d="M5 1 9 6H1z" /> : null}
+      {state !== 'asc' ? <path d="M5 13 1 8h8z" /> : null}
+    </svg>
+  )
 }
 
 /** A table with sortable headers (aria-sort) and an optional row action. */
@@ -156,7 +168,7 @@ export function DataTable<Row>(props: {
                       }
                     >
                       {column.label}
-                      <span aria-hidden="true">{active ? (sort!.order === 'asc' ? ' ▲' : ' ▼') : ' ↕'}</span>
+                      <SortIcon state={active ? sort!.order : undefined} />
                     </button>
                   ) : (
                     column.label
@@ -170,7 +182,13 @@ export function DataTable<Row>(props: {
           {rows.map((row) => (
             <tr key={props.rowKey(row)}>
               {columns.map((column) => (
-                <td key={column.key} class={column.numeric ? 'num' : undefined}>
+                <td
+                  key={column.key}
+                  class={
+                    [column.numeric && 'num', column.nowrap && 'nowrap'].filter(Boolean).join(' ') ||
+                    undefined
+                  }
+                >
                   {column.render(row)}
                 </td>
               ))}

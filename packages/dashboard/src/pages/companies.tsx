@@ -33,7 +33,7 @@ const columns: Column<CompanyRow>[] = [
     label: 'Company',
     render: (row) => (
       <>
-        {row.name || row.domain} <span class="muted">{row.domain}</span>
+        {row.name || row.domain} <span class="muted sub">{row.domain}</span>
       </>
     ),
   },
@@ -75,7 +75,13 @@ const columns: Column<CompanyRow>[] = [
     numeric: true,
     render: (row) => formatDuration(row.engagedSeconds),
   },
-  { key: 'lastSeenAt', label: 'Last seen', sortable: true, render: (row) => formatDateTime(row.lastSeenAt) },
+  {
+    key: 'lastSeenAt',
+    label: 'Last seen',
+    sortable: true,
+    nowrap: true,
+    render: (row) => formatDateTime(row.lastSeenAt),
+  },
   { key: 'icpMatch', label: 'ICP', render: (row) => <Badge on={row.icpMatch} yes="ICP" /> },
 ]
 

@@ -100,12 +100,14 @@ export function VisitorsPage({ session }: { session: Session }) {
       key: 'lastSeenAt',
       label: 'Last seen',
       sortable: true,
+      nowrap: true,
       render: (row) => formatDateTime(row.lastSeenAt),
     },
     {
       key: 'identifiedAt',
       label: 'Identified',
       sortable: true,
+      nowrap: true,
       render: (row) => (row.identifiedAt ? formatDateTime(row.identifiedAt) : '–'),
     },
     {
