@@ -246,7 +246,7 @@ describe('dashboard', { timeout: 60_000 }, () => {
           await page.waitForTimeout(500)
           return dialog.locator('.status').getAttribute('data-status')
         },
-        { timeout: 20_000, intervals: [1000] },
+        { timeout: 20_000, interval: 1000 },
       )
       .toMatch(/^(found|not_found)$/)
     const after = await api<{ phoneNumber?: string }>(
