@@ -56,7 +56,9 @@ export function describeError(status: number, body: ErrorBody | undefined): ApiE
       : status === 403
         ? 'This key lacks the scope for that'
         : `The server answered ${status}`)
-  const message = parts.length ? `${base}: ${parts.join('; ')}` : base
+  let message = parts.length ? `${base}: ${parts.join('; ')}` : base
+  // A key revoked or expired while signed in: say what to do about it.
+  if (status === 401) message += '. Sign out, then sign in with a valid key.'
   return new ApiError(status, body?.code ?? `http_${status}`, message)
 }
 

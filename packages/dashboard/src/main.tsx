@@ -2,7 +2,7 @@
 import './styles.css'
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { loadSession, request, type Session, saveSession } from './api.js'
+import { ApiError, loadSession, request, type Session, saveSession } from './api.js'
 import { ErrorMessage } from './components/ui.js'
 import { CompaniesPage } from './pages/companies.js'
 import { IcpPage } from './pages/icp.js'
@@ -39,13 +39,21 @@ function SignIn({ onSignIn }: { onSignIn: (session: Session) => void }) {
       const session: Session = { ...draft, organizationId: organizations[0].id }
       if (partnerKey.trim()) {
         session.partnerKey = partnerKey.trim()
-        await request(session, '/partner/webhooks', { partner: true }).catch((cause: Error) => {
-          throw new Error(`Partner key: ${cause.message}`)
+        await request(session, '/partner/webhooks', { partner: true }).catch((cause: ApiError) => {
+          throw new Error(
+            cause.status === 401
+              ? 'The partner key was refused: check it (partner keys start with bsk_partner_)'
+              : `Partner key: ${cause.message}`,
+          )
         })
       }
       onSignIn(session)
     } catch (cause) {
-      setError(cause as Error)
+      setError(
+        cause instanceof ApiError && cause.status === 401
+          ? new Error('This API key was refused: check it (organization keys start with bsk_live_)')
+          : (cause as Error),
+      )
     } finally {
       setBusy(false)
     }

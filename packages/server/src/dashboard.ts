@@ -116,7 +116,8 @@ export async function dashboardPlugin(app: FastifyInstance, options: DashboardPl
   app.get('/app/', index)
   app.get('/app/:file', async (request, reply) => {
     const name = (request.params as { file: string }).file
-    const file = name === 'index.html' ? undefined : files?.get(name)
+    if (name === 'index.html') return index(request, reply)
+    const file = files?.get(name)
     if (file) return send(request, reply, file)
     // A name with an extension is a file this build does not have (an old hashed bundle):
     // a 404, not the page, so a stale tab fails loudly instead of running HTML as script.
