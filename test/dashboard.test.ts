@@ -145,10 +145,24 @@ describe('dashboard', { timeout: 60_000 }, () => {
   })
 
   it('overview: totals, previous period and chart as the API gives them, in the browser time zone', async () => {
-    const totalsRequest = page.waitForRequest((r) => r.url().includes('/total?'))
+    const totalsUrls: URL[] = []
+    const onRequest = (r: { url: () => string }) => {
+      if (r.url().includes('/total?')) totalsUrls.push(new URL(r.url()))
+    }
+    page.on('request', onRequest)
+    // A controllable clock (time still flows), to see the minute's refresh without waiting for it.
+    await page.clock.install()
     const chartRequest = page.waitForRequest((r) => r.url().includes('/visitors/chart?'))
     await page.reload()
-    const totalsUrl = new URL((await totalsRequest).url())
+    await expect.poll(() => totalsUrls.length).toBe(2)
+    const [totalsUrl, previousUrl] = totalsUrls as [URL, URL]
+    // The last 30 days from local midnight, in the browser's time zone; the previous 30 just before.
+    const expectedFrom = await page.evaluate(() => {
+      const now = new Date()
+      return new Date(now.getFullYear(), now.getMonth(), now.getDate() - 29).toISOString()
+    })
+    expect(totalsUrl.searchParams.get('from')).toBe(expectedFrom)
+    expect(Date.parse(previousUrl.searchParams.get('to')!)).toBe(Date.parse(expectedFrom) - 1)
     const chartUrl = new URL((await chartRequest).url())
     expect(totalsUrl.searchParams.get('timezone')).toBe(timeZone)
     expect(chartUrl.searchParams.get('timezone')).toBe(timeZone)
@@ -162,6 +176,12 @@ describe('dashboard', { timeout: 60_000 }, () => {
     expect(await numberIn('[data-figure="identified"] .figure-value')).toBe(totals.identifiedVisitors)
     expect(await numberIn('[data-figure="companies"] .figure-value')).toBe(totals.companies)
     expect(await numberIn('[data-figure="icp"] .figure-value')).toBe(totals.icpVisitors)
+    const previous = await api<Record<string, number>>(
+      `${previousUrl.pathname.replace('/api/v1', '')}${previousUrl.search}`,
+    )
+    expect(await page.locator('[data-figure="visitors"] .figure-previous').innerText()).toMatch(
+      new RegExp(`^${previous.visitors} in the previous period`),
+    )
     await expect.poll(() => page.locator('.chart rect.bar').count()).toBeGreaterThanOrEqual(30)
     const topCompany = await api<{ data: { name: string }[] }>(
       `/companies?organizationId=${boot.organizationId}&sort=visitors&order=desc&limit=1&from=${totalsUrl.searchParams.get('from')}&to=${totalsUrl.searchParams.get('to')}`,
@@ -173,12 +193,29 @@ describe('dashboard', { timeout: 60_000 }, () => {
     await screenshot('overview')
     await expectAccessible('overview')
 
+    // It reloads itself every minute.
+    await page.clock.fastForward(61_000)
+    await expect.poll(() => totalsUrls.length).toBe(4)
+    page.off('request', onRequest)
+
     // Today: hourly buckets.
     const hourly = page.waitForRequest(
       (r) => r.url().includes('/visitors/chart?') && r.url().includes('interval=hour'),
     )
     await page.getByLabel('Range').selectOption('today')
     await hourly
+    // Custom days: from a chosen day to today.
+    const since = await page.evaluate(() => {
+      const now = new Date()
+      const day = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 9)
+      return { iso: day.toISOString(), input: day.toLocaleDateString('sv') }
+    })
+    await page.getByLabel('Range').selectOption('custom')
+    const custom = page.waitForRequest(
+      (r) => r.url().includes('/total?') && r.url().includes(encodeURIComponent(since.iso)),
+    )
+    await page.getByLabel('From').fill(since.input)
+    await custom
   })
 
   it('companies: sorted by the server, paginated, CSV download', async () => {
@@ -220,7 +257,9 @@ describe('dashboard', { timeout: 60_000 }, () => {
       contact: { email: string; linkedinUrl: string | null }
       company: { name: string }
     }>(`/visitor-tracking/${boot.organizationId}/visitors/${identified.id}`)
-    await page.locator(`[data-visitor="${identified.id}"]`).click()
+    // By keyboard: the name is a button.
+    await page.locator(`[data-visitor="${identified.id}"]`).focus()
+    await page.keyboard.press('Enter')
     const dialog = page.getByRole('dialog')
     await dialog.getByRole('heading', { name: 'Contact' }).waitFor()
     expect(await dialog.innerText()).toContain(profile.contact.email)
@@ -262,7 +301,18 @@ describe('dashboard', { timeout: 60_000 }, () => {
   })
 
   it('ICP configs: creates an organization config, and partner rules validated as typed and previewed', async () => {
+    const statsRequest = page.waitForRequest(
+      (r) => r.url().includes('/icp-configs/stats?') && !r.url().includes('/partner/'),
+    )
     await open('ICP configs')
+    const statsUrl = new URL((await statsRequest).url())
+    const stats = await api<{ slug: string; visitors: number; matches: number }[]>(
+      `${statsUrl.pathname.replace('/api/v1', '')}${statsUrl.search}`,
+    )
+    const demo = page.locator(`tr[data-slug="${stats[0]!.slug}"]`)
+    await expect
+      .poll(() => demo.locator('td.num').allInnerTexts())
+      .toEqual([stats[0]!.visitors.toLocaleString('en-US'), stats[0]!.matches.toLocaleString('en-US')])
     await page.getByRole('button', { name: 'New ICP config' }).click()
     await page.getByLabel('Name', { exact: true }).fill('Fintech buyers')
     await page.locator('#config-company-industries').fill('Fintech, SaaS')
@@ -276,6 +326,16 @@ describe('dashboard', { timeout: 60_000 }, () => {
       company: { industries: ['Fintech', 'SaaS'] },
       contact: { seniorities: ['c-level'] },
     })
+    await page.getByRole('button', { name: 'Edit Fintech buyers' }).click()
+    await page.getByLabel('Priority (lower first)').fill('2')
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await expect
+      .poll(() => page.locator('tr', { hasText: 'Fintech buyers' }).innerText())
+      .toContain('priority 2')
+    const edited = await api<{ priority: number }>(
+      `/organizations/${boot.organizationId}/icp-configs/fintech-buyers`,
+    )
+    expect(edited.priority).toBe(2)
     const recalculated = page.waitForResponse((r) => r.url().endsWith('/recalculate'))
     await page.getByRole('button', { name: 'Recalculate Fintech buyers' }).click()
     expect((await recalculated).status()).toBe(202)
