@@ -58,6 +58,8 @@ function body(route: Route) {
     personVisitorId: '',
     webhookLogId: '',
     checkoutSessionId: '',
+    flowId: '',
+    adsAccountId: '',
   }).body
   const near =
     example && typeof example === 'object' && !Array.isArray(example)

@@ -94,6 +94,10 @@ async function exampleRequest(route: Route, organizationId = h.boot.organization
   if (route.path.endsWith('/subscription-checkout')) await h.endSubscription(organizationId)
   if (/\/(subscription-update|subscription-cancel|customer-portal)$/.test(route.path))
     await h.subscribe(organizationId)
+  // Integrations: an account to select, an integration to disconnect.
+  if (route.path.endsWith('/account/select') || route.path.endsWith('/{integrationType}')) {
+    await h.connectIntegration(organizationId)
+  }
   const example = route.example({
     organizationId,
     memberUserId: await h.addMember(h.boot.organizationId),
@@ -106,11 +110,16 @@ async function exampleRequest(route: Route, organizationId = h.boot.organization
       ? await h.createIcpConfig(h.boot.organizationId, 'partner')
       : '',
     // The list belongs to the organization addressed: another tenant's list when told so.
-    listId: route.tenancy === 'list-param' ? await h.createList(organizationId) : '',
+    listId:
+      route.tenancy === 'list-param' || route.path === '/integrations/flows'
+        ? await h.createList(organizationId)
+        : '',
     // A fresh person each time: a search started by one request is ongoing for the next.
     personVisitorId: route.path.includes('phone-number-search') ? await h.seedPerson(organizationId) : '',
     webhookLogId: route.path.includes('/webhooks/logs/') ? await h.seedWebhookLog(h.boot.partnerId) : '',
     checkoutSessionId: route.tenancy === 'checkout-query' ? await h.completedCheckout(organizationId) : '',
+    flowId: route.path.includes('{flowId}') ? await h.createFlow(organizationId) : '',
+    adsAccountId: '1234567890',
   })
   let url = `/api/v1${route.path}`
   for (const [name, value] of Object.entries(example.params ?? {}))

@@ -222,6 +222,8 @@ describe('the route table, the registered routes and the document', () => {
         personVisitorId: '00000000-0000-4000-8000-000000000004',
         webhookLogId: 'whl_x',
         checkoutSessionId: 'cs_x',
+        flowId: 'flow_0123456789abcdef01234567',
+        adsAccountId: 'acc_1',
       })
       if (route.params) expect(route.params.safeParse(example.params).success, route.operationId).toBe(true)
       if (route.query) expect(route.query.safeParse(example.query).success, route.operationId).toBe(true)

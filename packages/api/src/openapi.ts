@@ -170,6 +170,8 @@ const placeholderIds = {
   personVisitorId: '3f1c2a4e-0000-4000-8000-000000000004',
   webhookLogId: 'whl_0123456789abcdef01234567',
   checkoutSessionId: 'cs_test_a1b2c3d4e5f6g7h8i9j0',
+  flowId: 'flow_0123456789abcdef01234567',
+  adsAccountId: '1234567890',
 }
 
 /** JSON shaped by the response schema, nothing (204), or a CSV download (a string). */

@@ -70,6 +70,7 @@ beforeAll(async () => {
       coordination,
     }),
     billing: h.billing,
+    integrations: h.integrations,
     keys,
     usage,
     log: app.log,

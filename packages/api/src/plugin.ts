@@ -4,6 +4,7 @@ import {
   type Coordination,
   createKeyAuthenticator,
   createKeyUsageRecorder,
+  integrationDeps,
   phoneSearchDeps,
   type Repositories,
   type Store,
@@ -44,6 +45,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, optio
 
   const phone = phoneSearchDeps({ config, store, repos, coordination })
   const billing = billingDeps({ config, store, repos, coordination })
+  const integrations = integrationDeps({ config, store, repos, coordination })
   const services: ApiServices = {
     config,
     store,
@@ -53,6 +55,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, optio
     usage,
     phone,
     billing,
+    integrations,
     log: app.log,
   }
   const limiter = coordination.createRateLimiter({ limit: config.apiRateLimit, windowMs: 60_000 })

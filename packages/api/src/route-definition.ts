@@ -4,6 +4,7 @@ import type {
   Config,
   Coordination,
   ErrorCode,
+  FlowDeps,
   KeyAuthenticator,
   KeyUsageRecorder,
   ListRow,
@@ -68,6 +69,8 @@ export interface ApiServices {
   phone: PhoneSearchDeps
   /** Subscription billing: the configured provider and plans (core billing/index.ts). */
   billing: BillingDeps
+  /** Ad-platform integrations and flows (core integrations/index.ts). */
+  integrations: FlowDeps
   log: FastifyBaseLogger
 }
 
@@ -104,6 +107,10 @@ export interface ExampleIds {
   webhookLogId: string
   /** A completed (not yet processed) checkout session of the organization. */
   checkoutSessionId: string
+  /** A flow of the organization. */
+  flowId: string
+  /** An ads account its connected `searchAds` integration lists. */
+  adsAccountId: string
 }
 
 /** A valid request for the route; the tenant/scope matrix and the docs use it. */

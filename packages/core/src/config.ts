@@ -93,6 +93,24 @@ export const configSchema = z.object({
     message: 'must be the signing secret of a Stripe webhook endpoint (whsec_...)',
   }),
   STRIPE_API_URL: optionalUrl(['http:', 'https:']),
+  SECRET_KEY: optionalString.refine((v) => v === undefined || v.length >= 32, {
+    message: 'must be at least 32 characters (e.g. openssl rand -hex 32)',
+  }),
+  SEARCH_ADS_CLIENT_ID: optionalString,
+  SEARCH_ADS_CLIENT_SECRET: optionalString,
+  SEARCH_ADS_AUTHORIZE_URL: optionalUrl(['http:', 'https:']),
+  SEARCH_ADS_TOKEN_URL: optionalUrl(['http:', 'https:']),
+  SEARCH_ADS_API_URL: optionalUrl(['http:', 'https:']),
+  SEARCH_ADS_SCOPES: optionalString,
+  SEARCH_ADS_NAME: optionalString,
+  SOCIAL_ADS_CLIENT_ID: optionalString,
+  SOCIAL_ADS_CLIENT_SECRET: optionalString,
+  SOCIAL_ADS_AUTHORIZE_URL: optionalUrl(['http:', 'https:']),
+  SOCIAL_ADS_TOKEN_URL: optionalUrl(['http:', 'https:']),
+  SOCIAL_ADS_API_URL: optionalUrl(['http:', 'https:']),
+  SOCIAL_ADS_SCOPES: optionalString,
+  SOCIAL_ADS_NAME: optionalString,
+  AUDIENCE_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   PHONE_PROVIDER: z.enum(['dataset', 'http']).default('dataset'),
   PHONE_SEARCH_TIMEOUT: duration.default(600_000),
   PHONE_HTTP_URL: optionalUrl(['http:', 'https:']),
@@ -180,6 +198,14 @@ export interface Config {
     allowPrivate: boolean
     /** Deliveries in flight per partner (one slow receiver never holds another partner's). */
     concurrency: number
+  }
+  integrations: {
+    /** Encrypts stored tokens (AES-256-GCM); required once an integration is configured. */
+    secretKey: string | undefined
+    /** Hashes per upload to an ads platform's audience. */
+    audienceBatchSize: number
+    searchAds: IntegrationProviderConfig | undefined
+    socialAds: IntegrationProviderConfig | undefined
   }
   billing: {
     provider: 'local' | 'stripe'
@@ -272,6 +298,54 @@ export class ConfigError extends Error {
  * Parses settings from an environment map.
  * @example const config = loadConfig(process.env)
  */
+/** An ads platform this server connects to with OAuth 2.0 (authorization code with PKCE). */
+export interface IntegrationProviderConfig {
+  /** Shown in the integrations list. */
+  name: string
+  clientId: string
+  clientSecret: string | undefined
+  authorizeUrl: string
+  tokenUrl: string
+  /** The ads API (accounts, audiences): see packages/api/README.md, "Integrations". */
+  apiUrl: string
+  scopes: string[]
+}
+
+type ParsedEnv = z.infer<typeof configSchema>
+
+/**
+ * One integration type's settings: unset when none of its variables is; a start-up error naming
+ * the missing ones when only some are.
+ */
+function integrationProvider(
+  c: ParsedEnv,
+  prefix: 'SEARCH_ADS' | 'SOCIAL_ADS',
+  defaultName: string,
+): IntegrationProviderConfig | undefined {
+  const value = (name: string) => (c as Record<string, unknown>)[`${prefix}_${name}`] as string | undefined
+  const required = ['CLIENT_ID', 'AUTHORIZE_URL', 'TOKEN_URL', 'API_URL']
+  const set = required.filter((name) => value(name) !== undefined)
+  if (set.length === 0) return undefined
+  const missing = required.filter((name) => value(name) === undefined)
+  if (missing.length > 0) {
+    throw new ConfigError(`Invalid ${prefix}_${missing[0]}: required when ${prefix}_${set[0]} is set`)
+  }
+  if (!c.SECRET_KEY) {
+    throw new ConfigError(
+      `Invalid SECRET_KEY: required when an integration (${prefix}_*) is configured: it encrypts the stored tokens`,
+    )
+  }
+  return {
+    name: value('NAME') ?? defaultName,
+    clientId: value('CLIENT_ID')!,
+    clientSecret: value('CLIENT_SECRET'),
+    authorizeUrl: value('AUTHORIZE_URL')!,
+    tokenUrl: value('TOKEN_URL')!,
+    apiUrl: value('API_URL')!.replace(/\/+$/, ''),
+    scopes: (value('SCOPES') ?? '').split(/[\s,]+/).filter(Boolean),
+  }
+}
+
 /** PLANS_FILE's plans; a bad file is a ConfigError like any bad variable. */
 function loadPlansOrFail(file: string | undefined): readonly Plan[] {
   try {
@@ -320,6 +394,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       retryScheduleMs: c.WEBHOOK_RETRY_SCHEDULE.split(',').map((part) => Math.round(Number(part) * 1000)),
       allowPrivate: c.WEBHOOK_ALLOW_PRIVATE,
       concurrency: c.WEBHOOK_CONCURRENCY,
+    },
+    integrations: {
+      secretKey: c.SECRET_KEY,
+      audienceBatchSize: c.AUDIENCE_BATCH_SIZE,
+      searchAds: integrationProvider(c, 'SEARCH_ADS', 'Search ads'),
+      socialAds: integrationProvider(c, 'SOCIAL_ADS', 'Social ads'),
     },
     billing: {
       provider: c.BILLING_PROVIDER,

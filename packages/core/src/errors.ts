@@ -52,6 +52,13 @@ export const errorCatalogue = {
     statusCode: 409,
     message: 'The organization already has an active subscription; change its plan instead',
   },
+  integration_not_configured: {
+    statusCode: 409,
+    message: 'This integration type is not configured on this server',
+  },
+  integration_not_connected: { statusCode: 409, message: 'The integration is not connected' },
+  unknown_ads_account: { statusCode: 400, message: 'The integration lists no such ads account' },
+  flow_not_found: { statusCode: 404, message: 'Flow not found' },
   checkout_not_found: { statusCode: 404, message: 'Checkout session not found' },
   checkout_incomplete: { statusCode: 409, message: 'The checkout is not complete and paid yet' },
   billing_provider_error: { statusCode: 502, message: 'The payment provider did not answer as expected' },

@@ -56,7 +56,14 @@ export type {
   SubscriptionStatus,
 } from './billing/provider.js'
 export { createBoundedCache } from './bounded-cache.js'
-export { type Config, ConfigError, configSchema, loadConfig, type Role } from './config.js'
+export {
+  type Config,
+  ConfigError,
+  configSchema,
+  type IntegrationProviderConfig,
+  loadConfig,
+  type Role,
+} from './config.js'
 export {
   type Coordination,
   type CoordinationOptions,
@@ -186,6 +193,44 @@ export {
   identificationPayload,
 } from './identification/payload.js'
 export { newId, nextVersion, randomToken, safeEqual, sha256Hex } from './ids.js'
+export { type AdsAccount, AdsApiError } from './integrations/ads-api.js'
+export {
+  createFlow,
+  deleteFlow,
+  type FlowDeps,
+  type FlowNodes,
+  type FlowRow,
+  type FlowRun,
+  flowIdPattern,
+  flowNodesSchema,
+  flowRuns,
+  flowTriggers,
+  getFlow,
+  listFlows,
+  presentFlow,
+  runFlowsForEvent,
+} from './integrations/flows.js'
+export { integrationDeps } from './integrations/index.js'
+export {
+  accessToken,
+  callbackPath,
+  completeInstall,
+  connectedIntegration,
+  disconnectIntegration,
+  type IntegrationDeps,
+  type IntegrationRow,
+  type IntegrationType,
+  integrationTypes,
+  integratorToken,
+  presentIntegrations,
+  providerOf,
+  readIntegration,
+  readIntegrations,
+  redeemIntegratorToken,
+  requestInstall,
+  selectAdsAccount,
+} from './integrations/integrations.js'
+export { type SecretBox, secretBox } from './integrations/secret-box.js'
 export { countContacts } from './lists/contact-count.js'
 export { type ContactMatch, contactMatch } from './lists/contact-match.js'
 export {

@@ -8,6 +8,7 @@ import {
   type EndpointDoc,
   emailSecret,
   findVerifiedDomain,
+  integrationDeps,
   isMigrated,
   type Migration,
   type PhoneSearchDeps,
@@ -34,6 +35,7 @@ import { z } from 'zod'
 import { billingPageDocs, billingPagesPlugin } from './billing-pages.js'
 import { dashboardDocs, dashboardPlugin } from './dashboard.js'
 import { page } from './html-page.js'
+import { integrationPageDocs, integrationPagesPlugin } from './integration-pages.js'
 
 export interface AppDependencies {
   logger: FastifyBaseLogger
@@ -361,6 +363,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     const billing = billingDeps(deps)
     await app.register(async (scope) => billingPagesPlugin(scope, billing))
     await app.register(async (scope) => dashboardPlugin(scope, {}))
+    await app.register(async (scope) => integrationPagesPlugin(scope, integrationDeps(deps)))
     await app.register(apiPlugin, {
       prefix: '/api/v1',
       store: deps.store,
@@ -379,6 +382,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         ...unsubscribeDocs,
         ...billingPageDocs(billing.provider.kind),
         ...dashboardDocs,
+        ...integrationPageDocs,
         ...(deps.metrics ? [metricsEndpointDoc({ token: config.metricsToken !== undefined })] : []),
       ],
       tagDescriptions,

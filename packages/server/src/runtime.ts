@@ -17,6 +17,7 @@ import {
   enqueueStoredEvent,
   firstVisitorEmail,
   type IncrementalScoring,
+  integrationDeps,
   type LifecycleEmailJob,
   lifecycleEmailJobName,
   migrate,
@@ -28,6 +29,7 @@ import {
   readMigrations,
   recalculationJobName,
   recheckVerifiedDomains,
+  runFlowsForEvent,
   runPhoneSearchJob,
   runRecalculation,
   type Store,
@@ -200,6 +202,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         },
         onError: (error) => app?.log.warn({ err: error }, 'custom domain re-check failed'),
       })
+      const flows = integrationDeps({ config, store, repos, coordination })
       // Billing: the local provider's renewals and the end of B2B time after leaving the plan.
       const billing = billingDeps({ config, store, repos, coordination })
       billingSweepTask = startPeriodicTask({
@@ -236,6 +239,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
         await firstVisitorEmail(emailDeps, event)
         await creditEmail(emailDeps, event)
         await billingEmail(emailDeps, event)
+        // Integration flows triggered by the event (list refreshed, visitor identified, ICP matched).
+        await runFlowsForEvent(flows, event)
         // Auto phone enrichment of a newly identified visitor (the organization's setting decides).
         await autoEnrichPhone(phone, event)
       })

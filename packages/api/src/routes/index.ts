@@ -3,6 +3,7 @@ import { apiKeyRoutes } from './api-keys.js'
 import { companyRoutes } from './companies.js'
 import { contactRoutes } from './contacts.js'
 import { icpConfigRoutes } from './icp-configs.js'
+import { integrationRoutes } from './integrations.js'
 import { listRoutes } from './lists.js'
 import { organizationRoutes } from './organizations.js'
 import { partnerRoutes } from './partner.js'
@@ -30,4 +31,5 @@ export const routes: readonly Route[] = [
   ...partnerEmailPreferenceRoutes,
   ...partnerDomainRoutes,
   ...paymentRoutes,
+  ...integrationRoutes,
 ]

@@ -8,10 +8,13 @@ import {
   billingDeps,
   createApiKey,
   createCoordination,
+  createFlow,
   createIcpConfig,
   createOrganization,
   createUser,
+  type FlowDeps,
   type IcpConfigKind,
+  integrationDeps,
   type LocalBillingProvider,
   loadConfig,
   nextVersion,
@@ -22,6 +25,7 @@ import {
   type Store,
   type SubscriptionRow,
   saveList,
+  secretBox,
   startCheckout,
   type VisitorRow,
 } from '@visitor-id/core'
@@ -89,6 +93,15 @@ export interface Harness {
   completedCheckout(organizationId: string, priceId?: string): Promise<string>
   /** The billing service the server uses (the local provider unless the test set BILLING_PROVIDER). */
   billing: BillingDeps
+  /** The integration services the server uses. */
+  integrations: FlowDeps
+  /**
+   * The organization's `searchAds` integration as connected, straight into the store (tokens sealed
+   * as installation seals them, valid an hour): ads accounts `1234567890` and `2222222222`.
+   */
+  connectIntegration(organizationId: string): Promise<void>
+  /** A flow of the organization (a list's refresh syncs it to `searchAds`); returns its id. */
+  createFlow(organizationId: string): Promise<string>
   /** Makes the organization subscribed (a processed local checkout), unless it already is. */
   subscribe(organizationId: string): Promise<void>
   /** Ends the organization's subscription (its copy says canceled), as a provider would at a period end. */
@@ -106,6 +119,13 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     WEBHOOK_ALLOW_PRIVATE: '1',
+    // An integration type with settings (its URLs reach nothing: tests that connect set their own).
+    SECRET_KEY: 'a-test-secret-key-of-at-least-32-characters',
+    SEARCH_ADS_CLIENT_ID: 'visitor-id-test',
+    SEARCH_ADS_CLIENT_SECRET: 'not-a-secret',
+    SEARCH_ADS_AUTHORIZE_URL: 'http://127.0.0.1:9/authorize',
+    SEARCH_ADS_TOKEN_URL: 'http://127.0.0.1:9/token',
+    SEARCH_ADS_API_URL: 'http://127.0.0.1:9/ads',
     // Custom domains point their CNAME here (PUBLIC_URL's host when a test sets PUBLIC_URL).
     ...(env.PUBLIC_URL ? {} : { CUSTOM_DOMAIN_TARGET: 'cname.visitor-id.test' }),
     ...env,
@@ -117,6 +137,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const coordination = createCoordination()
   const { locks } = coordination
   const billing = billingDeps({ config, store, repos, coordination })
+  const integrations = integrationDeps({ config, store, repos, coordination })
   const holds = (row: SubscriptionRow | undefined) =>
     row !== undefined && ['active', 'trialing', 'past_due'].includes(row.status)
   let fixtureContact: Promise<void> | undefined
@@ -211,6 +232,43 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       return visitorId
     },
     billing,
+    integrations,
+    async connectIntegration(organizationId) {
+      const box = secretBox(config.integrations.secretKey!)
+      const context = `integration:${organizationId}:searchAds`
+      const now = new Date().toISOString()
+      await store.insert('integrations', [
+        {
+          organization_id: organizationId,
+          type: 'searchAds',
+          status: 'connected',
+          access_token: box.seal('fixture-access-token', context),
+          refresh_token: box.seal('fixture-refresh-token', context),
+          expires_at: new Date(Date.now() + 3600_000).toISOString(),
+          scope: 'ads',
+          ads_accounts: JSON.stringify([
+            { id: '1234567890', name: 'Main account' },
+            { id: '2222222222', name: 'Second account' },
+          ]),
+          selected_account_id: '',
+          connected_at: now,
+          updated_at: now,
+          version: nextVersion(),
+          is_deleted: 0,
+        },
+      ])
+    },
+    async createFlow(organizationId) {
+      const listId = await harness.createList(organizationId)
+      const flow = await createFlow(integrations, organizationId, {
+        title: 'Fixture flow',
+        nodes: {
+          trigger: { type: 'list.refreshed', listId },
+          actions: [{ type: 'audience.sync', listId, integrationType: 'searchAds' }],
+        },
+      })
+      return flow.id
+    },
     async completedCheckout(organizationId, priceId = 'price_standard_monthly') {
       await harness.endSubscription(organizationId)
       const organization = (await repos.organizations.get({ id: organizationId }))!

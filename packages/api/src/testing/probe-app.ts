@@ -42,6 +42,7 @@ export async function startProbeApp(h: Harness, routes: Route[]): Promise<ProbeA
       coordination,
     }),
     billing: h.billing,
+    integrations: h.integrations,
     keys: createKeyAuthenticator({ repos: h.repos }),
     usage,
     log: app.log,

@@ -4,6 +4,7 @@
 // window since the last one.
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination } from '../coordination/ports.js'
+import { appendEvents, eventIdOf } from '../identification/events.js'
 import type { Store } from '../store/client.js'
 import type { IcpConfigRow, Repositories } from '../store/entities.js'
 import { organizationIcpConfigs } from './configs.js'
@@ -16,17 +17,80 @@ export interface IncrementalDeps {
   log: { info(object: object, message: string): void; warn(object: object, message: string): void }
 }
 
-/** Scores one config again for the visitors of its organization that changed in (after, until]. */
+/**
+ * Scores one config again for the visitors of its organization that changed in (after, until];
+ * with `emitMatches`, each visitor this made a match of the config for the first time becomes an
+ * `icp.matched` event (flows trigger on it).
+ */
 async function scoreChanged(
   deps: { store: Store },
   config: IcpConfigRow,
   configs: readonly IcpConfigRow[],
   window: { after: string; until?: string },
+  emitMatches = false,
 ): Promise<void> {
-  await scoreConfig(deps.store, config, {
+  const computedAt = await scoreConfig(deps.store, config, {
     organizationConfigIds: activeOrganizationConfigIds(configs),
     changed: { after: window.after, until: window.until ?? new Date(Date.now() + 60_000).toISOString() },
   })
+  if (emitMatches) await emitIcpMatches(deps.store, config, computedAt)
+}
+
+/**
+ * `icp.matched` for the visitors a scoring run wrote as matched (its rows share `computed_at`), once
+ * per visitor and config: the event id is made from both, and ids already stored are left alone.
+ */
+async function emitIcpMatches(store: Store, config: IcpConfigRow, computedAt: string): Promise<void> {
+  const matched = await store.query<{ visitor: string }>(
+    `SELECT toString(visitor_id) AS visitor FROM icp_scores
+     WHERE organization_id = {organizationId:UUID} AND config_id = {configId:String}
+       AND computed_at = {computedAt:DateTime64(3, 'UTC')} AND matched = 1`,
+    { organizationId: config.organization_id, configId: config.id, computedAt },
+  )
+  if (matched.length === 0) return
+  const ids = matched.map((row) =>
+    eventIdOf('icp.matched', config.organization_id, `${config.id}:${row.visitor}`),
+  )
+  const stored = new Set(
+    (
+      await store.query<{ id: string }>(
+        'SELECT DISTINCT toString(event_id) AS id FROM events WHERE event_id IN {ids:Array(UUID)}',
+        { ids },
+      )
+    ).map((row) => row.id),
+  )
+  const at = new Date().toISOString()
+  await appendEvents(
+    store,
+    matched
+      .map((row, n) => ({ row, id: ids[n]! }))
+      .filter(({ id }) => !stored.has(id))
+      .map(({ row, id }) => ({
+        event_id: id,
+        type: 'icp.matched' as const,
+        organization_id: config.organization_id,
+        visitor_id: row.visitor,
+        payload: JSON.stringify({
+          event_type: 'icp.matched',
+          icp_slug: config.slug,
+          icp_name: config.name,
+          icp_kind: config.kind,
+          visitor_id: row.visitor,
+          matched_at: computedAt,
+        }),
+        created_at: at,
+      })),
+  )
+}
+
+/** Whether the organization has a flow triggered by `icp.matched` (else no event is worth storing). */
+async function hasIcpMatchFlows(store: Store, organizationId: string): Promise<boolean> {
+  const [row] = await store.query<{ n: number }>(
+    `SELECT count() AS n FROM integration_flows FINAL
+     WHERE organization_id = {organizationId:UUID} AND trigger = 'icp.matched'`,
+    { organizationId },
+  )
+  return Number(row?.n ?? 0) > 0
 }
 
 /** Organization-level configs first: partner rules may read their results (icp_match & co). */
@@ -63,7 +127,8 @@ export async function rescoreChangedVisitors(
   for (const { organization_id: organizationId } of organizations) {
     const configs = await organizationIcpConfigs(deps.repos, organizationId)
     const active = scoringOrder(configs)
-    for (const config of active) await scoreChanged(deps, config, configs, { after, until })
+    const emitMatches = active.length > 0 && (await hasIcpMatchFlows(deps.store, organizationId))
+    for (const config of active) await scoreChanged(deps, config, configs, { after, until }, emitMatches)
     if (active.length > 0) scored++
   }
   await deps.coordination.kv.set(watermarkKey, until, 7 * 24 * 3600 * 1000)

@@ -87,10 +87,16 @@ export interface ScoreOptions {
  * stored. Only results that differ from the stored ones are written, and a visitor with no row
  * counts as not matched with score 0, so a run writes rows for the visitors whose result changed
  * (and, the first time, for those with something to show): a recalculation after a small change
- * writes little, into icp_scores and the profile's map alike. Rows of one run share `computed_at`.
+ * writes little, into icp_scores and the profile's map alike. Rows of one run share `computed_at`,
+ * which it returns.
  */
-export async function scoreConfig(store: Store, config: IcpConfigRow, options: ScoreOptions): Promise<void> {
+export async function scoreConfig(
+  store: Store,
+  config: IcpConfigRow,
+  options: ScoreOptions,
+): Promise<string> {
   const expressions = configExpressions(config)
+  const computedAt = new Date().toISOString()
   const facts = factsQuery({
     changedOnly: options.changed !== undefined,
     withOrganizationResults: expressions.readsOrganizationResults,
@@ -114,7 +120,7 @@ SETTINGS join_use_nulls = 1`,
       ...expressions.params,
       organizationId: config.organization_id,
       configId: config.id,
-      computedAt: new Date().toISOString(),
+      computedAt,
       version: nextVersion(),
       organizationConfigIds: [...options.organizationConfigIds],
       ...(options.changed
@@ -122,4 +128,5 @@ SETTINGS join_use_nulls = 1`,
         : {}),
     },
   )
+  return computedAt
 }

@@ -19,6 +19,8 @@ export type EventType =
   | 'subscription.canceled'
   | 'payment.failed'
   | 'invoice.paid'
+  | 'list.refreshed'
+  | 'icp.matched'
 
 export interface StoredEvent {
   event_id: string
@@ -68,6 +70,18 @@ export async function readEventPayload(store: Store, eventId: string): Promise<s
     { eventId },
   )
   return event?.payload
+}
+
+/** A stored event's payload and when it happened; undefined when unknown. */
+export async function readStoredEvent(
+  store: Store,
+  eventId: string,
+): Promise<{ payload: string; created_at: string } | undefined> {
+  const [event] = await store.query<{ payload: string; created_at: string }>(
+    'SELECT payload, created_at FROM events WHERE event_id = {eventId:UUID} LIMIT 1',
+    { eventId },
+  )
+  return event
 }
 
 /** The stored events, oldest first (tests and the admin look at them). */

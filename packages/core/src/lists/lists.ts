@@ -10,6 +10,7 @@
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import { type Locks, LockTimeoutError } from '../coordination/ports.js'
 import { AppError, appError } from '../errors.js'
+import { appendEvents, eventIdOf } from '../identification/events.js'
 import { randomToken } from '../ids.js'
 import type { Store } from '../store/client.js'
 import { type ListRow, listsTable, type Repositories } from '../store/entities.js'
@@ -172,6 +173,24 @@ export async function refreshList(deps: ListDeps, list: ListRow): Promise<ListRo
         last_synced_at: new Date().toISOString(),
         updated_at: new Date().toISOString(),
       })
+      // Flows triggered by a refresh (integrations) run from this event.
+      await appendEvents(deps.store, [
+        {
+          event_id: eventIdOf('list.refreshed', current.organization_id, `${current.id}:${snapshot}`),
+          type: 'list.refreshed',
+          organization_id: current.organization_id,
+          visitor_id: null,
+          payload: JSON.stringify({
+            event_type: 'list.refreshed',
+            list_id: current.id,
+            list_name: current.name,
+            contacts_num: refreshed.contacts_num,
+            enriched_emails: refreshed.enriched_emails,
+            refreshed_at: refreshed.last_synced_at,
+          }),
+          created_at: new Date().toISOString(),
+        },
+      ])
       // Snapshots before the previous one: an export that began on the previous one reads it to its end.
       await deps.store.command(
         `DELETE FROM list_members WHERE list_id = {list:String} AND snapshot NOT IN ({snapshot:String}, {previous:String})`,
@@ -182,6 +201,27 @@ export async function refreshList(deps: ListDeps, list: ListRow): Promise<ListRo
       await deps.repos.lists.save({ ...syncing, refreshing_until: null }).catch(() => {})
       throw error
     }
+  })
+}
+
+/**
+ * Records the integration type the list syncs to (`connectedIntegration`), under the list's lock so
+ * a refresh under way does not write its older copy over it. A deleted list stays deleted.
+ */
+export async function setListIntegration(
+  deps: ListDeps,
+  list: ListRow,
+  integration: string | null,
+): Promise<void> {
+  await withLock(deps.locks, `list:${list.id}`, async () => {
+    const stored = createEntityRepository(deps.store, listsTable)
+    const current = await stored.get({ organization_id: list.organization_id, id: list.id })
+    if (!current || current.connected_integration === integration) return
+    await deps.repos.lists.save({
+      ...current,
+      connected_integration: integration,
+      updated_at: new Date().toISOString(),
+    })
   })
 }
 

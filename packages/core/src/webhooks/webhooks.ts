@@ -130,15 +130,19 @@ export async function updateWebhookConfig(
   return row
 }
 
-/** The kind of webhook an event type goes to. */
-export function webhookKindOf(eventType: string): WebhookKind {
+/** Events of the service's own (flow triggers) that partners are not sent. */
+const internalEvents = new Set(['list.refreshed', 'icp.matched'])
+
+/** The kind of webhook an event type goes to; undefined for internal events. */
+export function webhookKindOf(eventType: string): WebhookKind | undefined {
+  if (internalEvents.has(eventType)) return undefined
   return eventType.startsWith('visitor.') ? 'identification' : 'billing'
 }
 
 /**
  * Queues an event for the partner of its organization, if that partner has an enabled webhook of
  * the event's kind: the one function every producer calls (identification events through the
- * event queue; billing events will call it directly). Writing the same event twice queues it once.
+ * event queue, billing events too). Writing the same event twice queues it once.
  * Returns the delivery id, or undefined when nobody is to be told.
  * @example await enqueueWebhookEvent(deps, { organizationId, eventId, eventType: 'subscription.updated', payload })
  */
@@ -146,9 +150,10 @@ export async function enqueueWebhookEvent(
   deps: Pick<WebhookDeps, 'store' | 'repos'>,
   event: { organizationId: string; eventId: string; eventType: string; payload: string | object },
 ): Promise<string | undefined> {
+  const kind = webhookKindOf(event.eventType)
+  if (!kind) return undefined
   const partnerId = await managingPartnerId(deps.repos, event.organizationId)
   if (!partnerId) return undefined
-  const kind = webhookKindOf(event.eventType)
   const config = await readWebhookConfig(deps.store, partnerId, kind)
   if (!config?.enabled || !config.url) return undefined
   const id = `whd_${event.eventId}_${kind}`

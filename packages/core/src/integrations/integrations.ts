@@ -1,0 +1,405 @@
+// Ad-platform integrations (DESIGN.md, "Integrations"): connecting an organization to an ads
+// platform with OAuth 2.0 (authorization code + PKCE), keeping its tokens sealed at rest and fresh,
+// listing its ads accounts and the one selected. The `state` of an authorization is a random token
+// kept 10 minutes in the coordination key-value store (Redis when set), bound to the organization
+// and the type, and usable once.
+import type { Config, IntegrationProviderConfig } from '../config.js'
+import type { Coordination } from '../coordination/ports.js'
+import { appError } from '../errors.js'
+import { nextVersion, randomToken, sha256Hex } from '../ids.js'
+import type { Store } from '../store/client.js'
+import { type AdsAccount, listAdsAccounts } from './ads-api.js'
+import {
+  authorizationUrl,
+  exchangeCode,
+  OAuthGrantError,
+  pkcePair,
+  refreshTokens,
+  type TokenSet,
+} from './oauth.js'
+import { secretBox } from './secret-box.js'
+
+export const integrationTypes = ['searchAds', 'socialAds'] as const
+export type IntegrationType = (typeof integrationTypes)[number]
+
+export interface IntegrationDeps {
+  store: Store
+  coordination: Pick<Coordination, 'kv' | 'locks'>
+  settings: Config['integrations']
+  /** Where browsers reach this server: the OAuth callback and the installer links. */
+  publicUrl: string
+}
+
+export interface IntegrationRow {
+  organization_id: string
+  type: IntegrationType
+  status: 'connected' | 'reauthorization_required'
+  access_token: string
+  refresh_token: string
+  expires_at: string | null
+  scope: string
+  ads_accounts: AdsAccount[]
+  selected_account_id: string
+  connected_at: string
+  updated_at: string
+}
+
+const stateTtlMs = 10 * 60_000
+const integratorTokenTtlMs = 15 * 60_000
+/** A token this close to its expiry is refreshed before use. */
+const refreshMarginMs = 60_000
+
+/** The settings of a configured type, else 409 `integration_not_configured` saying how to configure it. */
+export function providerOf(
+  settings: Config['integrations'],
+  type: IntegrationType,
+): IntegrationProviderConfig {
+  const provider = settings[type]
+  if (!provider) {
+    const prefix = type === 'searchAds' ? 'SEARCH_ADS' : 'SOCIAL_ADS'
+    throw appError(
+      'integration_not_configured',
+      `${type} is not configured on this server: set ${prefix}_CLIENT_ID, ${prefix}_CLIENT_SECRET, ` +
+        `${prefix}_AUTHORIZE_URL, ${prefix}_TOKEN_URL, ${prefix}_API_URL (and SECRET_KEY); see the README, "Integrations"`,
+    )
+  }
+  return provider
+}
+
+export const callbackPath = (type: IntegrationType) => `/integrations/callback/${type}`
+const base = (deps: IntegrationDeps) => deps.publicUrl.replace(/\/+$/, '')
+const sealContext = (organizationId: string, type: string) => `integration:${organizationId}:${type}`
+
+function box(deps: IntegrationDeps) {
+  if (!deps.settings.secretKey) throw new Error('SECRET_KEY is not set')
+  return secretBox(deps.settings.secretKey)
+}
+
+const iso = (value: string) =>
+  new Date(/[Zz]$/.test(value) ? value : `${value.replace(' ', 'T')}Z`).toISOString()
+
+// --- Store ---------------------------------------------------------------------------------------
+
+const columns = `toString(organization_id) AS organization, type, status, access_token, refresh_token, expires_at,
+  scope, ads_accounts, selected_account_id, connected_at, updated_at`
+
+type StoredIntegration = Omit<IntegrationRow, 'organization_id' | 'ads_accounts'> & {
+  organization: string
+  ads_accounts: string
+}
+
+const fromStored = ({ organization, ...row }: StoredIntegration): IntegrationRow => ({
+  ...row,
+  organization_id: organization,
+  ads_accounts: JSON.parse(row.ads_accounts || '[]') as AdsAccount[],
+  expires_at: row.expires_at === null ? null : iso(row.expires_at),
+  connected_at: iso(row.connected_at),
+  updated_at: iso(row.updated_at),
+})
+
+/** The organization's connected integrations, by type. */
+export async function readIntegrations(
+  store: Store,
+  organizationId: string,
+): Promise<Map<IntegrationType, IntegrationRow>> {
+  const rows = await store.query<StoredIntegration>(
+    `SELECT ${columns} FROM integrations FINAL WHERE organization_id = {organizationId:UUID}`,
+    { organizationId },
+  )
+  return new Map(rows.map((row) => [row.type, fromStored(row)]))
+}
+
+export async function readIntegration(
+  store: Store,
+  organizationId: string,
+  type: IntegrationType,
+): Promise<IntegrationRow | undefined> {
+  return (await readIntegrations(store, organizationId)).get(type)
+}
+
+async function writeIntegration(store: Store, row: IntegrationRow, deleted = false): Promise<void> {
+  await store.insert('integrations', [
+    {
+      ...row,
+      ads_accounts: JSON.stringify(row.ads_accounts),
+      version: nextVersion(),
+      is_deleted: deleted ? 1 : 0,
+    },
+  ])
+}
+
+// --- Installation --------------------------------------------------------------------------------
+
+interface PendingAuthorization {
+  organizationId: string
+  type: IntegrationType
+  verifier: string
+}
+
+/**
+ * The provider's authorization page for the organization: PKCE S256, a fresh `state` bound to the
+ * organization and type for 10 minutes, the callback of this server as redirect URI.
+ */
+export async function requestInstall(
+  deps: IntegrationDeps,
+  organizationId: string,
+  type: IntegrationType,
+): Promise<{ url: string }> {
+  const provider = providerOf(deps.settings, type)
+  const state = randomToken('', 24)
+  const { verifier, challenge } = await pkcePair()
+  const pending: PendingAuthorization = { organizationId, type, verifier }
+  await deps.coordination.kv.set(`oauth:state:${sha256Hex(state)}`, JSON.stringify(pending), stateTtlMs)
+  return {
+    url: authorizationUrl(provider, {
+      redirectUri: `${base(deps)}${callbackPath(type)}`,
+      state,
+      codeChallenge: challenge,
+    }),
+  }
+}
+
+/**
+ * The OAuth callback: the `state` must be one this server issued for this type (once, within 10
+ * minutes), else 400 and nothing stored. The code is exchanged (with the PKCE verifier), the ads
+ * accounts listed, and the tokens stored sealed. A lone account is selected; a selection that is
+ * still listed is kept.
+ */
+export async function completeInstall(
+  deps: IntegrationDeps,
+  type: IntegrationType,
+  callback: URL,
+): Promise<IntegrationRow> {
+  const provider = providerOf(deps.settings, type)
+  const state = callback.searchParams.get('state') ?? ''
+  const key = `oauth:state:${sha256Hex(state)}`
+  const stored = state ? await deps.coordination.kv.get(key) : undefined
+  const pending = stored ? (JSON.parse(stored) as PendingAuthorization) : undefined
+  if (!pending || pending.type !== type) {
+    throw appError(
+      'invalid_request',
+      'This authorization is unknown or expired: start the installation again',
+    )
+  }
+  await deps.coordination.kv.delete(key)
+  const denied = callback.searchParams.get('error')
+  if (denied) throw appError('invalid_request', `The provider did not authorize: ${denied.slice(0, 100)}`)
+  let tokens: TokenSet
+  try {
+    tokens = await exchangeCode(provider, {
+      callback,
+      state,
+      redirectUri: `${base(deps)}${callbackPath(type)}`,
+      codeVerifier: pending.verifier,
+    })
+  } catch (error) {
+    throw appError(
+      'invalid_request',
+      `The provider refused the code: ${(error as Error).message.slice(0, 200)}`,
+    )
+  }
+  const accounts = await listAdsAccounts(provider.apiUrl, tokens.accessToken)
+  const previous = await readIntegration(deps.store, pending.organizationId, type)
+  const kept = accounts.find((a) => a.id === previous?.selected_account_id)?.id
+  const row = sealedRow(deps, pending.organizationId, type, tokens, {
+    ads_accounts: accounts,
+    selected_account_id: kept ?? (accounts.length === 1 ? accounts[0]!.id : ''),
+    connected_at: new Date().toISOString(),
+  })
+  await writeIntegration(deps.store, row)
+  return row
+}
+
+function sealedRow(
+  deps: IntegrationDeps,
+  organizationId: string,
+  type: IntegrationType,
+  tokens: TokenSet,
+  rest: Pick<IntegrationRow, 'ads_accounts' | 'selected_account_id' | 'connected_at'>,
+): IntegrationRow {
+  const sealer = box(deps)
+  const context = sealContext(organizationId, type)
+  return {
+    organization_id: organizationId,
+    type,
+    status: 'connected',
+    access_token: sealer.seal(tokens.accessToken, context),
+    refresh_token: tokens.refreshToken ? sealer.seal(tokens.refreshToken, context) : '',
+    expires_at: tokens.expiresAt ? new Date(tokens.expiresAt).toISOString() : null,
+    scope: tokens.scope,
+    ...rest,
+    updated_at: new Date().toISOString(),
+  }
+}
+
+/**
+ * A short-lived installer token: an installer page (no API key) sends the browser to
+ * `installUrl`, which starts the authorization for this organization. Single use, 15 minutes; only
+ * its SHA-256 is kept.
+ */
+export async function integratorToken(
+  deps: IntegrationDeps,
+  organizationId: string,
+  type: IntegrationType,
+): Promise<{ token: string; expiresAt: string; installUrl: string }> {
+  providerOf(deps.settings, type)
+  const token = randomToken('vit_', 24)
+  await deps.coordination.kv.set(
+    `integrator:${sha256Hex(token)}`,
+    JSON.stringify({ organizationId, type }),
+    integratorTokenTtlMs,
+  )
+  return {
+    token,
+    expiresAt: new Date(Date.now() + integratorTokenTtlMs).toISOString(),
+    installUrl: `${base(deps)}/integrations/install/${type}?token=${token}`,
+  }
+}
+
+/** The installer link: the authorization page of its organization, or undefined for a bad token. */
+export async function redeemIntegratorToken(
+  deps: IntegrationDeps,
+  type: IntegrationType,
+  token: string,
+): Promise<{ url: string } | undefined> {
+  const key = `integrator:${sha256Hex(token)}`
+  const stored = token ? await deps.coordination.kv.get(key) : undefined
+  const bound = stored ? (JSON.parse(stored) as { organizationId: string; type: IntegrationType }) : undefined
+  if (!bound || bound.type !== type) return undefined
+  await deps.coordination.kv.delete(key)
+  return requestInstall(deps, bound.organizationId, type)
+}
+
+// --- Use -----------------------------------------------------------------------------------------
+
+/** 409 unless the organization's integration of this type is connected. */
+export async function connectedIntegration(
+  deps: IntegrationDeps,
+  organizationId: string,
+  type: IntegrationType,
+): Promise<IntegrationRow> {
+  const row = await readIntegration(deps.store, organizationId, type)
+  if (!row) throw appError('integration_not_connected', `${type} is not connected: install it first`)
+  return row
+}
+
+/** Selects one of the listed ads accounts (400 `unknown_ads_account` for another). */
+export async function selectAdsAccount(
+  deps: IntegrationDeps,
+  organizationId: string,
+  type: IntegrationType,
+  accountId: string,
+): Promise<IntegrationRow> {
+  const row = await connectedIntegration(deps, organizationId, type)
+  if (!row.ads_accounts.some((account) => account.id === accountId)) {
+    throw appError(
+      'unknown_ads_account',
+      `The ${type} integration lists no ads account ${JSON.stringify(accountId.slice(0, 100))}`,
+    )
+  }
+  const selected = { ...row, selected_account_id: accountId, updated_at: new Date().toISOString() }
+  await writeIntegration(deps.store, selected)
+  return selected
+}
+
+/** Disconnects: the row and its sealed tokens are deleted. */
+export async function disconnectIntegration(
+  deps: IntegrationDeps,
+  organizationId: string,
+  type: IntegrationType,
+): Promise<void> {
+  const row = await connectedIntegration(deps, organizationId, type)
+  await writeIntegration(deps.store, row, true)
+}
+
+/**
+ * A usable access token: refreshed first when it expires within a minute (or `force`, after the
+ * ads API refused it), under a lock so concurrent users refresh once. A refresh token the provider
+ * refuses marks the integration `reauthorization_required` (409 from then until it is installed again).
+ */
+export async function accessToken(
+  deps: IntegrationDeps,
+  organizationId: string,
+  type: IntegrationType,
+  force = false,
+): Promise<string> {
+  const context = sealContext(organizationId, type)
+  const usable = (row: IntegrationRow) =>
+    !force && (row.expires_at === null || Date.parse(row.expires_at) - Date.now() > refreshMarginMs)
+  let row = await connectedIntegration(deps, organizationId, type)
+  if (row.status === 'reauthorization_required') throw reauthorize(type)
+  if (usable(row)) return box(deps).open(row.access_token, context)
+  const lock = await deps.coordination.locks.acquire(`integration:${organizationId}:${type}`, 60_000, 30_000)
+  try {
+    const fresh = await connectedIntegration(deps, organizationId, type)
+    // Another process refreshed it while this one waited.
+    if (fresh.updated_at !== row.updated_at && fresh.status === 'connected' && (usable(fresh) || force)) {
+      return box(deps).open(fresh.access_token, context)
+    }
+    row = fresh
+    if (!row.refresh_token) {
+      await writeIntegration(deps.store, {
+        ...row,
+        status: 'reauthorization_required',
+        updated_at: new Date().toISOString(),
+      })
+      throw reauthorize(type)
+    }
+    let tokens: TokenSet
+    try {
+      tokens = await refreshTokens(
+        providerOf(deps.settings, type),
+        box(deps).open(row.refresh_token, context),
+      )
+    } catch (error) {
+      if (error instanceof OAuthGrantError) {
+        await writeIntegration(deps.store, {
+          ...row,
+          status: 'reauthorization_required',
+          updated_at: new Date().toISOString(),
+        })
+        throw reauthorize(type)
+      }
+      throw error
+    }
+    const { ads_accounts, selected_account_id, connected_at } = row
+    await writeIntegration(
+      deps.store,
+      sealedRow(deps, organizationId, type, tokens, { ads_accounts, selected_account_id, connected_at }),
+    )
+    return tokens.accessToken
+  } finally {
+    await lock.release()
+  }
+}
+
+/** The provider refused the stored authorization; the integration shows `reauthorization_required`. */
+export class ReauthorizationRequiredError extends Error {
+  constructor(type: IntegrationType) {
+    super(`The ${type} provider refused the stored authorization: install the integration again`)
+    this.name = 'ReauthorizationRequiredError'
+  }
+}
+
+const reauthorize = (type: IntegrationType) => new ReauthorizationRequiredError(type)
+
+/** What `GET /integrations/{organizationId}` shows of each type. */
+export function presentIntegrations(
+  settings: Config['integrations'],
+  rows: Map<IntegrationType, IntegrationRow>,
+) {
+  return integrationTypes.map((type) => {
+    const row = rows.get(type)
+    const selected = row?.ads_accounts.find((a) => a.id === row.selected_account_id) ?? null
+    return {
+      type,
+      name: settings[type]?.name ?? (type === 'searchAds' ? 'Search ads' : 'Social ads'),
+      configured: settings[type] !== undefined,
+      installed: row !== undefined,
+      status: row ? row.status : ('not_installed' as const),
+      adsAccounts: row?.ads_accounts ?? [],
+      selectedAdsAccount: selected,
+      connectedAt: row?.connected_at ?? null,
+    }
+  })
+}
