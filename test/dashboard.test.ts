@@ -342,6 +342,42 @@ describe('dashboard', { timeout: 60_000 }, () => {
 
     await page.getByRole('button', { name: 'New partner rules' }).click()
     await page.getByLabel('Label').fill('Engaged SaaS')
+    // Every comparator of the rule language, each with a type it applies to: the form builds rules
+    // icp-engine accepts.
+    const sweep: [type: string, comparator: string, value?: string | [string, string]][] = [
+      ['industry', 'equals', 'SaaS'],
+      ['industry', 'not_equals', 'Retail'],
+      ['job_title', 'contains', 'VP'],
+      ['job_title', 'not_contains', 'Intern'],
+      ['domain', 'starts_with', 'acme'],
+      ['domain', 'ends_with', '.example'],
+      ['company_size', 'gt', '50'],
+      ['page_view_count', 'gte', '2'],
+      ['last_seen_days', 'lt', '30'],
+      ['session_count', 'lte', '10'],
+      ['country', 'in', 'US, GB'],
+      ['country', 'not_in', 'FR'],
+      ['utm_source', 'has_any', 'google, linkedin'],
+      ['utm_source', 'has_all', 'google'],
+      ['icp_score', 'between', ['50', '100']],
+      ['linkedin_url', 'exists'],
+      ['seniority', 'not_exists'],
+      ['is_hosting', 'equals', 'false'],
+    ]
+    for (const [type, comparator, value] of sweep) {
+      await page.locator('#g0c0-type').selectOption(type)
+      await page.locator('#g0c0-comparator').selectOption(comparator)
+      if (Array.isArray(value)) {
+        await page.locator('#g0c0-value-low').fill(value[0])
+        await page.locator('#g0c0-value-high').fill(value[1])
+      } else if (type === 'is_hosting') await page.locator('#g0c0-value').selectOption(value!)
+      else if (value !== undefined) await page.locator('#g0c0-value').fill(value)
+      await expect
+        .poll(() => page.locator('[data-validity]').getAttribute('data-validity'), {
+          message: `${type} ${comparator}`,
+        })
+        .toBe('valid')
+    }
     await page.locator('#g0c0-type').selectOption('company_size')
     await page.locator('#g0c0-comparator').selectOption('between')
     await page.locator('#g0c0-value-low').fill('500')
