@@ -5,15 +5,12 @@ import {
   type OrganizationRow,
   type PixelConfigRow,
   parseIcpSettings,
+  storedTime,
 } from '@visitor-id/core'
 import { renderSnippet } from '@visitor-id/pixel'
 
 /** Any timestamp the store returns, as ISO 8601 UTC with milliseconds. */
-export function iso(value: string): string {
-  // The store may answer without a zone designator; its columns are all UTC.
-  const zoned = /(?:Z|[+-]\d\d:?\d\d)$/.test(value) ? value : `${value.replace(' ', 'T')}Z`
-  return new Date(zoned).toISOString()
-}
+export const iso = storedTime
 
 const isoOrNull = (value: string | null) => (value ? iso(value) : null)
 

@@ -410,6 +410,7 @@ export {
   type EntityRepository,
   type FindOptions,
 } from './store/repository.js'
+export { storedTime } from './store/time.js'
 export {
   type AttemptRow,
   type DeliveryRow,

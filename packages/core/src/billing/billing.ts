@@ -12,6 +12,7 @@ import { appendEvents, type EventType, eventIdOf } from '../identification/event
 import { nextVersion } from '../ids.js'
 import type { Store } from '../store/client.js'
 import type { OrganizationRow, Repositories } from '../store/entities.js'
+import { storedTime } from '../store/time.js'
 import { isB2bPlan, type Plan, planByPrice } from './plans.js'
 import type {
   BillingProvider,
@@ -67,9 +68,7 @@ export const isBillingEvent = (type: string): type is BillingEventType =>
   (billingEventTypes as readonly string[]).includes(type)
 
 const toDateTime = (iso: string) => iso.replace('T', ' ').replace('Z', '')
-/** A stored DateTime64 (UTC, no zone in its text) or an ISO string, as ISO 8601. */
-const iso = (value: string) =>
-  new Date(/[Zz]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`).toISOString()
+const iso = storedTime
 
 /** The organization's subscription copy, if it ever had one. */
 export async function readSubscription(

@@ -2,9 +2,11 @@
 // `visitor.phone_revealed` carry, snake_case, every field present. Unknown strings are '',
 // unknown demographics null; is_hosting and is_anonymous are always sent; ip_address is left out
 // when the organization does not keep IP addresses.
+
 import type { VisitorIcp } from '../icp/statuses.js'
 import type { VisitorSession } from '../services/visitors.js'
 import type { CompanyRow, VisitorContactFields, VisitorRow } from '../store/entities.js'
+import { storedTime } from '../store/time.js'
 
 export type IdentificationEventType = 'visitor.identified' | 'visitor.phone_revealed'
 
@@ -41,8 +43,7 @@ const demographics = [
   'children',
 ] as const
 
-const iso = (value: string) =>
-  value ? new Date(/Z|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`).toISOString() : ''
+const iso = (value: string) => (value ? storedTime(value) : '')
 
 function visitorObject(input: IdentificationPayloadInput) {
   const v = input.visitor

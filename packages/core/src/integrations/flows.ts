@@ -17,6 +17,7 @@ import {
   setListIntegration,
 } from '../lists/lists.js'
 import type { Store } from '../store/client.js'
+import { storedTime } from '../store/time.js'
 import { checkWebhookUrl, sendWebhook } from '../webhooks/http-sender.js'
 import { webhookHeaders } from '../webhooks/signature.js'
 import { AdsApiError, createAudience, uploadAudienceMembers } from './ads-api.js'
@@ -117,8 +118,7 @@ export interface FlowDeps extends IntegrationDeps, ListDeps {
 
 export const flowIdPattern = /^flow_[0-9a-f]{24}$/
 
-const iso = (value: string) =>
-  new Date(/[Zz]$/.test(value) ? value : `${value.replace(' ', 'T')}Z`).toISOString()
+const iso = storedTime
 
 // --- Store ---------------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ import type { Coordination } from '../coordination/ports.js'
 import { appError } from '../errors.js'
 import { nextVersion, randomToken, sha256Hex } from '../ids.js'
 import type { Store } from '../store/client.js'
+import { storedTime } from '../store/time.js'
 import { type AdsAccount, listAdsAccounts } from './ads-api.js'
 import {
   authorizationUrl,
@@ -75,8 +76,7 @@ function box(deps: IntegrationDeps) {
   return secretBox(deps.settings.secretKey)
 }
 
-const iso = (value: string) =>
-  new Date(/[Zz]$/.test(value) ? value : `${value.replace(' ', 'T')}Z`).toISOString()
+const iso = storedTime
 
 // --- Store ---------------------------------------------------------------------------------------
 
