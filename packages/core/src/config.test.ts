@@ -96,4 +96,44 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ REDIS_URL: 'http://user:hunter2@x' })).not.toThrow(/hunter2/)
     expect(() => loadConfig({ METRICS_TOKEN: 'hunter2' })).not.toThrow(/hunter2/)
   })
+
+  it('integrations: none by default; a partial one or one without SECRET_KEY stops the start', () => {
+    expect(loadConfig({}).integrations).toMatchObject({
+      searchAds: undefined,
+      socialAds: undefined,
+      audienceBatchSize: 1000,
+    })
+    const searchAds = {
+      SEARCH_ADS_CLIENT_ID: 'app',
+      SEARCH_ADS_AUTHORIZE_URL: 'https://ads.example/oauth/authorize',
+      SEARCH_ADS_TOKEN_URL: 'https://ads.example/oauth/token',
+      SEARCH_ADS_API_URL: 'https://api.ads.example/v1/',
+    }
+    expect(() => loadConfig(searchAds)).toThrow(/SECRET_KEY: required when an integration/)
+    expect(() => loadConfig({ SEARCH_ADS_CLIENT_ID: 'app', SECRET_KEY: 'k'.repeat(32) })).toThrow(
+      'Invalid SEARCH_ADS_AUTHORIZE_URL: required when SEARCH_ADS_CLIENT_ID is set',
+    )
+    expect(() => loadConfig({ ...searchAds, SECRET_KEY: 'short' })).toThrow(/SECRET_KEY.*32 characters/)
+    const config = loadConfig({ ...searchAds, SECRET_KEY: 'k'.repeat(32), SEARCH_ADS_SCOPES: 'a, b c' })
+    expect(config.integrations.searchAds).toEqual({
+      name: 'Search ads',
+      clientId: 'app',
+      clientSecret: undefined,
+      authorizeUrl: 'https://ads.example/oauth/authorize',
+      tokenUrl: 'https://ads.example/oauth/token',
+      apiUrl: 'https://api.ads.example/v1',
+      scopes: ['a', 'b', 'c'],
+    })
+    expect(config.integrations.socialAds).toBeUndefined()
+  })
+
+  it('billing: local by default; stripe needs its secret key; a bad plans file names the field', () => {
+    expect(loadConfig({}).billing.provider).toBe('local')
+    expect(loadConfig({}).billing.plans.map((plan) => plan.id)).toEqual(['standard', 'b2b'])
+    expect(() => loadConfig({ BILLING_PROVIDER: 'stripe' })).toThrow(
+      'Invalid STRIPE_SECRET_KEY: required when BILLING_PROVIDER=stripe',
+    )
+    expect(() => loadConfig({ STRIPE_SECRET_KEY: 'pk_live_123456789' })).toThrow(/STRIPE_SECRET_KEY/)
+    expect(() => loadConfig({ PLANS_FILE: '/nonexistent/plans.json' })).toThrow(/Invalid PLANS_FILE/)
+  })
 })
