@@ -218,7 +218,7 @@ describe('dashboard', { timeout: 60_000 }, () => {
     await custom
   })
 
-  it('companies: sorted by the server, paginated, CSV download', async () => {
+  it('companies: sorted by the server, paginated, CSV download, a company leads to its visitors', async () => {
     await open('Companies')
     const first = await api<{ data: { name: string; identifiedVisitors: number }[]; total: number }>(
       `/companies?organizationId=${boot.organizationId}&sort=identifiedVisitors&order=desc&limit=25`,
@@ -236,6 +236,21 @@ describe('dashboard', { timeout: 60_000 }, () => {
     expect(readFileSync((await file.path())!, 'utf8').split('\n')[0]).toContain('name')
     await screenshot('companies')
     await expectAccessible('companies')
+    // A company's name leads to its visitors.
+    const company = (await page.locator('tbody tr').first().locator('.sub').innerText()).trim()
+    const visitorsOf = page.waitForResponse(
+      (r) =>
+        r.url().includes('/companies/visitors?') && r.url().includes(`domain=${encodeURIComponent(company)}`),
+    )
+    await page.locator('tbody tr').first().getByRole('link').click()
+    await page.getByRole('heading', { level: 1, name: 'Visitors' }).waitFor()
+    const ofCompany = (await (await visitorsOf).json()) as { total: number }
+    expect(ofCompany.total).toBeGreaterThan(0)
+    expect(page.url()).toContain(`/app/visitors?domain=${encodeURIComponent(company)}`)
+    await expect.poll(() => page.locator('.pager').innerText()).toContain(`(${ofCompany.total} in all)`)
+    await expect.poll(() => page.locator('.chip').innerText()).toContain(company)
+    await page.goBack()
+    await page.getByRole('heading', { level: 1, name: 'Companies' }).waitFor()
   })
 
   it('visitors: ICP filter, the profile panel with contact, company, sessions and a phone search', async () => {
@@ -414,6 +429,10 @@ describe('dashboard', { timeout: 60_000 }, () => {
     expect(partner.icpConfigs.find((c) => c.label === 'Engaged SaaS')?.rules.groups).toHaveLength(2)
     await screenshot('icp')
     await expectAccessible('ICP configs')
+    await page.getByRole('button', { name: 'Delete Fintech buyers' }).click()
+    await expect.poll(() => page.locator('tr', { hasText: 'Fintech buyers' }).count()).toBe(0)
+    const left = await api<{ slug: string }[]>(`/organizations/${boot.organizationId}/icp-configs`)
+    expect(left.map((config) => config.slug)).not.toContain('fintech-buyers')
   })
 
   it('lists: counts as the filter is edited, saves, refreshes and exports', async () => {

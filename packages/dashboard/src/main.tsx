@@ -10,6 +10,7 @@ import { ListsPage } from './pages/lists.js'
 import { OverviewPage } from './pages/overview.js'
 import { SettingsPage } from './pages/settings.js'
 import { VisitorsPage } from './pages/visitors.js'
+import { currentPage, followLink } from './router.js'
 import type { Organization } from './types.js'
 
 const pages = [
@@ -20,8 +21,6 @@ const pages = [
   { path: 'lists', title: 'Lists', Page: ListsPage },
   { path: 'settings', title: 'Settings', Page: SettingsPage },
 ] as const
-
-const currentPath = () => location.pathname.replace(/^\/app\/?/, '').replace(/\/$/, '')
 
 function SignIn({ onSignIn }: { onSignIn: (session: Session) => void }) {
   const [apiKey, setApiKey] = useState('')
@@ -120,9 +119,13 @@ function OrganizationPicker({ session, onChange }: { session: Session; onChange:
 
 function App() {
   const [session, setSession] = useState(loadSession)
-  const [path, setPath] = useState(currentPath)
+  const [path, setPath] = useState(currentPage)
+  const [search, setSearch] = useState(location.search)
   useEffect(() => {
-    const onPop = () => setPath(currentPath())
+    const onPop = () => {
+      setPath(currentPage())
+      setSearch(location.search)
+    }
     addEventListener('popstate', onPop)
     return () => removeEventListener('popstate', onPop)
   }, [])
@@ -136,11 +139,8 @@ function App() {
   }
   if (!session) return <SignIn onSignIn={update} />
   const go = (event: MouseEvent, to: string) => {
-    if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return
-    event.preventDefault()
-    history.pushState(null, '', `/app/${to}`)
-    setPath(to)
-    document.getElementById('main')?.focus()
+    followLink(event, to)
+    if (event.defaultPrevented) document.getElementById('main')?.focus()
   }
   const { Page } = page
   return (
@@ -172,7 +172,7 @@ function App() {
       </header>
       <main id="main" tabIndex={-1}>
         <h1>{page.title}</h1>
-        <Page key={session.organizationId} session={session} />
+        <Page key={`${session.organizationId}${search}`} session={session} />
       </main>
     </>
   )

@@ -23,6 +23,7 @@ import {
   presetRange,
   rangeInstants,
 } from '../format.js'
+import { followLink } from '../router.js'
 import type { CompanyRow, Page } from '../types.js'
 
 const pageSize = 25
@@ -33,7 +34,13 @@ const columns: Column<CompanyRow>[] = [
     label: 'Company',
     render: (row) => (
       <>
-        {row.name || row.domain} <span class="muted sub">{row.domain}</span>
+        <a
+          href={`/app/visitors?domain=${encodeURIComponent(row.domain)}`}
+          onClick={(event) => followLink(event, `visitors?domain=${encodeURIComponent(row.domain)}`)}
+        >
+          {row.name || row.domain}
+        </a>{' '}
+        <span class="muted sub">{row.domain}</span>
       </>
     ),
   },

@@ -108,6 +108,7 @@ function OrganizationConfigs({ session }: { session: Session }) {
   const recalculate = useAction((slug: string) =>
     request(session, `${base}/${slug}/recalculate`, { method: 'POST' }),
   )
+  const remove = useAction((slug: string) => request(session, `${base}/${slug}`, { method: 'DELETE' }))
   const reload = () => {
     configs.reload()
     stats.reload()
@@ -135,7 +136,7 @@ function OrganizationConfigs({ session }: { session: Session }) {
           }}
         />
       ) : null}
-      <ErrorMessage error={recalculate.error} />
+      <ErrorMessage error={recalculate.error ?? remove.error} />
       <Show loaded={configs}>
         {(list) =>
           list.length === 0 ? (
@@ -193,6 +194,20 @@ function OrganizationConfigs({ session }: { session: Session }) {
                           }}
                         >
                           Recalculate
+                        </button>
+                        <button
+                          type="button"
+                          class="secondary danger"
+                          aria-label={`Delete ${config.name}`}
+                          onClick={async () => {
+                            if (
+                              confirm(`Delete the ICP config "${config.name}"?`) &&
+                              (await remove.run(config.slug))
+                            )
+                              reload()
+                          }}
+                        >
+                          Delete
                         </button>
                       </td>
                     </tr>

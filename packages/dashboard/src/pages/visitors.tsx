@@ -24,6 +24,7 @@ import {
   presetRange,
   rangeInstants,
 } from '../format.js'
+import { followLink } from '../router.js'
 import type { Page, VisitorRow } from '../types.js'
 import { VisitorPanel } from './visitor-panel.js'
 
@@ -46,8 +47,11 @@ export function VisitorsPage({ session }: { session: Session }) {
   const [sort, setSort] = useState<Sort>({ key: 'lastSeenAt', order: 'desc' })
   const [page, setPage] = useState(1)
   const [open, setOpen] = useState<string>()
+  // /app/visitors?domain=acme.com: the visitors of one company (the Companies page links here).
+  const domain = new URLSearchParams(location.search).get('domain') ?? undefined
   const query = {
     organizationId: session.organizationId,
+    domain,
     ...rangeInstants(range),
     ICPOnly: icpOnly ? '1' : undefined,
     personaOnly: personaOnly ? '1' : undefined,
@@ -134,6 +138,14 @@ export function VisitorsPage({ session }: { session: Session }) {
         <button type="button" class="secondary" onClick={() => csv.run()} disabled={csv.busy}>
           {csv.busy ? 'Preparing…' : 'Download CSV'}
         </button>
+        {domain ? (
+          <span class="chip">
+            Company: {domain}{' '}
+            <a href="/app/visitors" onClick={(event) => followLink(event, 'visitors')}>
+              Show all visitors
+            </a>
+          </span>
+        ) : null}
       </div>
       <ErrorMessage error={csv.error} />
       <p class="hint">Pages come last seen first; a column header sorts the page shown.</p>
