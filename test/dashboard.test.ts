@@ -1,11 +1,14 @@
 import { mkdirSync, readFileSync } from 'node:fs'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import type { BootstrapFile } from '@visitor-id/core'
 import { tempDir } from '@visitor-id/core/testing'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findChromium, launchChromium } from './support/chromium.js'
+import { startZoneServer } from './support/dns-zone-server.js'
 import {
   killServerProcess,
   repoRoot,
@@ -28,6 +31,10 @@ let browser: Browser
 let context: BrowserContext
 let page: Page
 const pageErrors: string[] = []
+/** The partner's webhook receiver: every request it got. */
+const received: { headers: IncomingHttpHeaders; body: string }[] = []
+let receiver: Server
+let dns: Awaited<ReturnType<typeof startZoneServer>>
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 const api = async <T = Record<string, unknown>>(route: string, init: RequestInit = {}, partner = false) => {
@@ -86,11 +93,25 @@ beforeAll(async () => {
   await server.exit
   const seeded = await runCli(['seed-demo', '--visitors', '150'], { DATA_DIR: data.dir })
   expect(seeded.code, seeded.stderr).toBe(0)
-  // The webhook test posts to loopback; custom domains point their CNAME at a test name.
+  receiver = createServer((request, response) => {
+    let body = ''
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString()
+    })
+    request.on('end', () => {
+      received.push({ headers: request.headers, body })
+      response.end('ok')
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  // The custom domain's CNAME, as the partner would create it, in a DNS zone of the test's own.
+  dns = await startZoneServer({ 'track.example.com': { CNAME: 'cname.visitor-id.test' } })
+  // The webhook receiver is on loopback; custom domains point their CNAME at a test name.
   server = await startServerProcess({
     DATA_DIR: data.dir,
     WEBHOOK_ALLOW_PRIVATE: '1',
     CUSTOM_DOMAIN_TARGET: 'cname.visitor-id.test',
+    DNS_SERVERS: dns.address,
   })
   browser = await launchChromium(await findChromium())
   context = await browser.newContext({
@@ -111,6 +132,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await killServerProcess(server)
+  await new Promise((resolve) => receiver?.close(resolve))
+  await dns?.close()
   data.remove()
 })
 
@@ -466,6 +489,18 @@ describe('dashboard', { timeout: 60_000 }, () => {
       `/visitor-tracking/${boot.organizationId}/installation/script/jsSnippet`,
     )
     await expect.poll(() => page.locator('.snippet pre').first().innerText()).toBe(snippet.script)
+    // The pixel's configuration, saved and read back.
+    await page.getByLabel(/Verified domains/).fill('example.com\nshop.example.com')
+    await page.getByLabel(/Respect privacy signals/).check()
+    await page.getByRole('button', { name: 'Save pixel settings' }).click()
+    await expect.poll(() => page.getByRole('status').first().innerText()).toContain('Saved')
+    const { pixelConfig } = await api<{
+      pixelConfig: { verifiedDomains: string[]; respectPrivacySignals: boolean }
+    }>(`/visitor-tracking/${boot.organizationId}`)
+    expect(pixelConfig).toMatchObject({
+      verifiedDomains: ['example.com', 'shop.example.com'],
+      respectPrivacySignals: true,
+    })
     await page.getByLabel('Name', { exact: true }).fill('Reporting')
     await page.getByRole('group', { name: 'Scopes' }).getByLabel('write', { exact: true }).check()
     await page.getByRole('button', { name: 'Create key' }).click()
@@ -480,16 +515,39 @@ describe('dashboard', { timeout: 60_000 }, () => {
       401,
     )
 
-    // Partner: a webhook test against nothing listening gives a readable outcome.
-    await page.getByLabel('URL').first().fill('http://127.0.0.1:9/hook')
-    await page.getByRole('button', { name: 'Save' }).first().click()
-    await page.getByRole('button', { name: 'Send a test event' }).first().click()
-    await expect.poll(() => page.locator('.webhook [role="status"]').first().innerText()).toMatch(/^Test: /)
+    // Partner: the identification webhook, saved, then tested against the receiver; the attempt is logged.
+    const identification = page.getByRole('form', { name: 'Identification webhook' })
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+    await identification.getByLabel('URL', { exact: true }).fill(receiverUrl)
+    await identification.getByLabel(/Signing secret/).fill('a-signing-secret-for-the-test')
+    await identification.getByLabel('Enabled').check()
+    await identification.getByRole('button', { name: 'Save', exact: true }).click()
+    await expect.poll(() => identification.getByText(/Signing secret \(set/).count()).toBe(1)
+    expect((await api<{ identification: unknown }>('/partner/webhooks', {}, true)).identification).toEqual({
+      url: receiverUrl,
+      enabled: true,
+      hasSecret: true,
+    })
+    await identification.getByRole('button', { name: 'Send a test event' }).click()
+    await expect
+      .poll(() => identification.getByRole('status').innerText())
+      .toMatch(/^Test: The receiver answered 200/)
+    expect(received).toHaveLength(1)
+    expect(JSON.parse(received[0]!.body)).toMatchObject({ event_type: 'visitor.identified' })
+    await page.getByRole('button', { name: 'Reload' }).click()
+    await expect
+      .poll(() => page.getByRole('table', { name: 'Webhook deliveries' }).innerText())
+      .toMatch(/visitor\.identified[\s\S]*success \(HTTP 200/)
+    // The custom domain: its DNS record to create, then verified against the zone.
     await page.getByLabel('Domain', { exact: true }).fill('track.example.com')
     await page.getByRole('button', { name: 'Set domain' }).click()
+    const records = page.getByRole('table', { name: 'DNS records to create' })
     await expect
-      .poll(() => page.getByRole('table', { name: 'DNS records to create' }).innerText())
-      .toContain('CNAME')
+      .poll(() => records.innerText())
+      .toMatch(/CNAME\s+track\.example\.com\s+cname\.visitor-id\.test/)
+    await page.getByRole('button', { name: 'Verify now' }).click()
+    await expect.poll(() => page.locator('#domain-title + p').innerText()).toBe('track.example.com: verified')
+    expect((await api<{ verified: boolean }>('/partner/domain/verification', {}, true)).verified).toBe(true)
     await page.getByLabel('Renewal receipt').uncheck()
     await page.getByRole('button', { name: 'Save preferences' }).click()
     await expect
