@@ -548,8 +548,10 @@ describe('dashboard', { timeout: 60_000 }, () => {
     await page.getByRole('button', { name: 'Verify now' }).click()
     await expect.poll(() => page.locator('#domain-title + p').innerText()).toBe('track.example.com: verified')
     expect((await api<{ verified: boolean }>('/partner/domain/verification', {}, true)).verified).toBe(true)
-    await page.getByLabel('Renewal receipt').uncheck()
-    await page.getByRole('button', { name: 'Save preferences' }).click()
+    // Email preferences: a partner default off, then this organization's own override and reset.
+    const defaults = page.getByRole('form', { name: 'Email preferences: defaults' })
+    await defaults.getByLabel('Renewal receipt').uncheck()
+    await defaults.getByRole('button', { name: 'Save preferences' }).click()
     await expect
       .poll(
         async () =>
@@ -557,6 +559,20 @@ describe('dashboard', { timeout: 60_000 }, () => {
             .preferences.renewal_receipt,
       )
       .toBe(false)
+    type Effective = { preferences: Record<string, { enabled: boolean; inherited: boolean }> }
+    const organizationPreferences = () =>
+      api<Effective>(`/partner/organizations/${boot.organizationId}/email-preferences`, {}, true)
+    const own = page.getByRole('form', { name: 'Email preferences: this organization' })
+    await own.getByLabel(/Payment failed/).uncheck()
+    await own.getByRole('button', { name: 'Save preferences' }).click()
+    await expect
+      .poll(async () => (await organizationPreferences()).preferences.payment_failed)
+      .toEqual({ enabled: false, inherited: false })
+    await own.getByRole('button', { name: 'Back to the defaults' }).click()
+    await expect
+      .poll(async () => (await organizationPreferences()).preferences.payment_failed)
+      .toEqual({ enabled: true, inherited: true })
+    await expect.poll(() => own.getByLabel(/Payment failed/).isChecked()).toBe(true)
     await screenshot('settings')
     await expectAccessible('settings')
   })

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks'
 import { request, type Session } from '../api.js'
 import { Empty, ErrorMessage, Pager, Show, useAction, useLoad } from '../components/ui.js'
 import { formatDateTime } from '../format.js'
+import { EmailPreferences } from './email-preferences.js'
 
 type WebhookType = 'identification' | 'billing'
 interface Webhook {
@@ -316,74 +317,6 @@ function CustomDomain({ session }: { session: Session }) {
   )
 }
 
-const emailLabels: Record<string, string> = {
-  first_visitor_identified: 'First visitor identified',
-  credits_low: 'Credits running low',
-  credits_exhausted: 'Credits exhausted',
-  subscription_activated: 'Subscription activated',
-  subscription_canceled: 'Subscription canceled',
-  payment_failed: 'Payment failed',
-  renewal_receipt: 'Renewal receipt',
-}
-
-function EmailPreferences({ session }: { session: Session }) {
-  const loaded = useLoad(
-    (signal) =>
-      request<{ preferences: Record<string, boolean> }>(session, '/partner/email-preferences', {
-        partner: true,
-        signal,
-      }),
-    [],
-  )
-  const [changes, setChanges] = useState<Record<string, boolean>>({})
-  const save = useAction(() =>
-    request(session, '/partner/email-preferences', {
-      method: 'PUT',
-      partner: true,
-      body: { preferences: changes },
-    }),
-  )
-  return (
-    <form
-      class="card"
-      aria-labelledby="email-title"
-      onSubmit={async (event) => {
-        event.preventDefault()
-        if (await save.run()) {
-          setChanges({})
-          loaded.reload()
-        }
-      }}
-    >
-      <h2 id="email-title">Email preferences</h2>
-      <p class="hint">
-        Which lifecycle emails your organizations’ members get, unless an organization overrides it.
-      </p>
-      <Show loaded={loaded}>
-        {({ preferences }) => (
-          <fieldset>
-            <legend>Send</legend>
-            {Object.keys(preferences).map((key) => (
-              <label class="toggle" key={key}>
-                <input
-                  type="checkbox"
-                  checked={changes[key] ?? preferences[key]}
-                  onChange={(e) => setChanges({ ...changes, [key]: (e.target as HTMLInputElement).checked })}
-                />
-                {emailLabels[key] ?? key}
-              </label>
-            ))}
-          </fieldset>
-        )}
-      </Show>
-      <ErrorMessage error={save.error} />
-      <button type="submit" disabled={save.busy || Object.keys(changes).length === 0}>
-        {save.busy ? 'Saving…' : 'Save preferences'}
-      </button>
-    </form>
-  )
-}
-
 export function PartnerSettings({ session }: { session: Session }) {
   const webhooks = useLoad(
     (signal) =>
@@ -415,7 +348,8 @@ export function PartnerSettings({ session }: { session: Session }) {
         <DeliveryLog session={session} />
       </section>
       <CustomDomain session={session} />
-      <EmailPreferences session={session} />
+      <EmailPreferences session={session} scope="partner" />
+      <EmailPreferences session={session} scope="organization" />
     </>
   )
 }

@@ -1,0 +1,114 @@
+// Lifecycle email preferences: the partner's defaults, and this organization's overrides of them.
+import { useState } from 'preact/hooks'
+import { request, type Session } from '../api.js'
+import { ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
+
+const emailLabels: Record<string, string> = {
+  first_visitor_identified: 'First visitor identified',
+  credits_low: 'Credits running low',
+  credits_exhausted: 'Credits exhausted',
+  subscription_activated: 'Subscription activated',
+  subscription_canceled: 'Subscription canceled',
+  payment_failed: 'Payment failed',
+  renewal_receipt: 'Renewal receipt',
+}
+
+type Effective = Record<string, { enabled: boolean; inherited: boolean }>
+
+/** `partner`: the defaults of every organization; `organization`: the signed-in one's overrides. */
+export function EmailPreferences({
+  session,
+  scope,
+}: {
+  session: Session
+  scope: 'partner' | 'organization'
+}) {
+  const path =
+    scope === 'partner'
+      ? '/partner/email-preferences'
+      : `/partner/organizations/${session.organizationId}/email-preferences`
+  const loaded = useLoad(async (signal) => {
+    const answer = await request<{ preferences: Record<string, boolean | Effective[string]> }>(
+      session,
+      path,
+      {
+        partner: true,
+        signal,
+      },
+    )
+    // The partner's answer is key: boolean; an organization's is key: { enabled, inherited }.
+    return Object.fromEntries(
+      Object.entries(answer.preferences).map(([key, value]) => [
+        key,
+        typeof value === 'boolean' ? { enabled: value, inherited: false } : value,
+      ]),
+    ) as Effective
+  }, [])
+  const [changes, setChanges] = useState<Record<string, boolean>>({})
+  const save = useAction(() =>
+    request(session, path, { method: 'PUT', partner: true, body: { preferences: changes } }),
+  )
+  const reset = useAction(() => request(session, path, { method: 'DELETE', partner: true }))
+  const id = `email-${scope}-title`
+  const done = () => {
+    setChanges({})
+    loaded.reload()
+  }
+  return (
+    <form
+      class="card"
+      aria-labelledby={id}
+      onSubmit={async (event) => {
+        event.preventDefault()
+        if (await save.run()) done()
+      }}
+    >
+      <h2 id={id}>
+        {scope === 'partner' ? 'Email preferences: defaults' : 'Email preferences: this organization'}
+      </h2>
+      <p class="hint">
+        {scope === 'partner'
+          ? 'Which lifecycle emails your organizations’ members get, unless an organization overrides it.'
+          : 'What this organization’s members get; “default” marks a value that follows your defaults.'}
+      </p>
+      <Show loaded={loaded}>
+        {(preferences) => (
+          <fieldset>
+            <legend>Send</legend>
+            {Object.entries(preferences).map(([key, value]) => (
+              <label class="toggle" key={key}>
+                <input
+                  type="checkbox"
+                  checked={changes[key] ?? value.enabled}
+                  onChange={(e) => setChanges({ ...changes, [key]: (e.target as HTMLInputElement).checked })}
+                />
+                {emailLabels[key] ?? key}
+                {scope === 'organization' && value.inherited && changes[key] === undefined ? (
+                  <span class="muted"> (default)</span>
+                ) : null}
+              </label>
+            ))}
+          </fieldset>
+        )}
+      </Show>
+      <ErrorMessage error={save.error ?? reset.error} />
+      <div class="actions">
+        <button type="submit" disabled={save.busy || Object.keys(changes).length === 0}>
+          {save.busy ? 'Saving…' : 'Save preferences'}
+        </button>
+        {scope === 'organization' ? (
+          <button
+            type="button"
+            class="secondary"
+            disabled={reset.busy}
+            onClick={async () => {
+              if (await reset.run()) done()
+            }}
+          >
+            Back to the defaults
+          </button>
+        ) : null}
+      </div>
+    </form>
+  )
+}
