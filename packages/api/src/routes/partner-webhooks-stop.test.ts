@@ -1,6 +1,6 @@
-// Stopping the server while a partner's receiver hangs: the requests under way are aborted (the stop
-// does not wait for 10 s timeouts), no attempt is logged for them, and their deliveries stay due, so
-// the next start sends them.
+// Stopping the server while a partner's receiver hangs: the requests under way get a 3 s grace to be
+// answered, then are aborted (the stop does not wait for 10 s timeouts), no attempt is logged for
+// them, and their deliveries stay due, so the next start sends them.
 import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -31,7 +31,7 @@ afterAll(async () => {
 })
 
 describe('webhook deliveries at stop', () => {
-  it('a stop aborts the requests a hanging receiver holds; their deliveries stay due, unlogged', async () => {
+  it('a stop aborts, after its grace, the requests a hanging receiver holds; their deliveries stay due, unlogged', async () => {
     const config = loadConfig({
       DATA_DIR: data.dir,
       PORT: '0',

@@ -307,7 +307,7 @@ async function deliverForPartner(
   deps: WebhookDeps,
   partnerId: string,
   limit: number,
-  signal: AbortSignal,
+  stop: { stopping: AbortSignal; aborted: AbortSignal },
 ): Promise<number> {
   const due = (
     await deps.store.query<StoredDelivery>(
@@ -323,10 +323,11 @@ async function deliverForPartner(
   const deliveries: DeliveryRow[] = []
   const attempts: AttemptRow[] = []
   await eachLimited(due, deps.settings.concurrency, async (delivery) => {
-    if (signal.aborted) return
-    const result = await attempt(deps, delivery, configs.get(delivery.kind), signal)
+    // Stopping: nothing new is sent; what is in flight may finish within the grace.
+    if (stop.stopping.aborted) return
+    const result = await attempt(deps, delivery, configs.get(delivery.kind), stop.aborted)
     // Cut short by a stop: not an attempt to count; the delivery stays due and goes out after the restart.
-    if (signal.aborted && result.attempt.status !== 'success') return
+    if (stop.aborted.aborted && result.attempt.status !== 'success') return
     deliveries.push(result.delivery)
     attempts.push(result.attempt)
   })
@@ -354,11 +355,20 @@ const partnerLockMs = 120_000
  */
 export function startWebhookDispatcher(
   deps: WebhookDeps,
-  options: { intervalMs?: number; batch?: number; log: { warn(details: object, message: string): void } },
+  options: {
+    intervalMs?: number
+    batch?: number
+    /** How long a stop lets requests under way answer before it aborts them (default 3 s). */
+    stopGraceMs?: number
+    log: { warn(details: object, message: string): void }
+  },
 ): WebhookDispatcher {
   const serving = new Map<string, Promise<void>>()
-  // A stop aborts the requests under way (a receiver that hangs would hold it 10 s per round).
+  // A stop sends nothing new, lets the requests under way answer for a grace period, then aborts
+  // them (a receiver that hangs would hold the stop 10 s per round).
   const stopping = new AbortController()
+  const aborted = new AbortController()
+  const stop = { stopping: stopping.signal, aborted: aborted.signal }
   const serve = async (partnerId: string) => {
     const lock = await deps.coordination.locks.tryAcquire(`webhooks:partner:${partnerId}`, partnerLockMs)
     if (!lock) return
@@ -371,7 +381,7 @@ export function startWebhookDispatcher(
       while (
         !stopping.signal.aborted &&
         Date.now() - started < partnerLockMs / 2 &&
-        (await deliverForPartner(deps, partnerId, batch, stopping.signal)) > 0
+        (await deliverForPartner(deps, partnerId, batch, stop)) > 0
       ) {
         // Until nothing is due: a busy partner is served continuously.
       }
@@ -412,8 +422,10 @@ export function startWebhookDispatcher(
     async stop() {
       stopping.abort()
       clearInterval(timer)
+      const grace = setTimeout(() => aborted.abort(), options.stopGraceMs ?? 3_000)
       await running
       await Promise.all(serving.values())
+      clearTimeout(grace)
     },
   }
 }
