@@ -577,6 +577,30 @@ describe('dashboard', { timeout: 60_000 }, () => {
     await expectAccessible('settings')
   })
 
+  it('an agency key switches organizations; a new one says what to do next', async () => {
+    // The bootstrap key is an agency's: a sub-organization it creates is one it may address.
+    const created = await api<{ id: string }>('/organization', {
+      method: 'POST',
+      body: JSON.stringify({ organizationName: 'Fresh client' }),
+    })
+    await page.reload()
+    const picker = page.getByLabel('Organization', { exact: true })
+    await picker.selectOption(created.id)
+    await open('Overview')
+    await expect
+      .poll(() => page.locator('#chart-title + .empty, .card .empty').first().innerText())
+      .toContain('No visitors in this range')
+    expect(await page.locator('main').innerText()).toContain('Install the snippet')
+    await open('Companies')
+    await expect.poll(() => page.locator('.empty').innerText()).toContain('install the snippet')
+    await open('ICP configs')
+    await expect.poll(() => page.locator('.empty').first().innerText()).toContain('No ICP configs yet')
+    await screenshot('empty-organization')
+    await expectAccessible('empty organization')
+    await picker.selectOption(boot.organizationId)
+    await expect.poll(() => page.locator('tr[data-slug]').count()).toBeGreaterThan(0)
+  })
+
   it('raised no page error and no CSP violation', () => {
     expect(pageErrors).toEqual([])
   })

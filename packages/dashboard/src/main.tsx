@@ -101,19 +101,18 @@ function OrganizationPicker({ session, onChange }: { session: Session; onChange:
     return <span class="org-name">{organizations[0]?.name ?? ''}</span>
   }
   return (
-    <label class="org-picker">
-      <span class="visually-hidden">Organization</span>
-      <select
-        value={session.organizationId}
-        onChange={(event) => onChange((event.target as HTMLSelectElement).value)}
-      >
-        {organizations.map((organization) => (
-          <option key={organization.id} value={organization.id}>
-            {organization.name}
-          </option>
-        ))}
-      </select>
-    </label>
+    <select
+      class="org-picker"
+      aria-label="Organization"
+      value={session.organizationId}
+      onChange={(event) => onChange((event.target as HTMLSelectElement).value)}
+    >
+      {organizations.map((organization) => (
+        <option key={organization.id} value={organization.id}>
+          {organization.name}
+        </option>
+      ))}
+    </select>
   )
 }
 

@@ -22,39 +22,36 @@ export function RangePicker({ range, onChange }: { range: DayRange; onChange: (r
   return (
     <fieldset class="range">
       <legend class="visually-hidden">Date range</legend>
-      <label>
-        Range{' '}
-        <select
-          value={range.preset}
-          onChange={(event) => pick((event.target as HTMLSelectElement).value as RangePreset)}
-        >
-          {presets.map((preset) => (
-            <option key={preset.value} value={preset.value}>
-              {preset.label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <label for="range-preset">Range</label>
+      <select
+        id="range-preset"
+        value={range.preset}
+        onChange={(event) => pick((event.target as HTMLSelectElement).value as RangePreset)}
+      >
+        {presets.map((preset) => (
+          <option key={preset.value} value={preset.value}>
+            {preset.label}
+          </option>
+        ))}
+      </select>
       {range.preset === 'custom' ? (
         <>
-          <label>
-            From{' '}
-            <input
-              type="date"
-              value={range.from}
-              max={today}
-              onChange={(event) => setDay('from', (event.target as HTMLInputElement).value)}
-            />
-          </label>
-          <label>
-            To{' '}
-            <input
-              type="date"
-              value={range.to}
-              max={today}
-              onChange={(event) => setDay('to', (event.target as HTMLInputElement).value)}
-            />
-          </label>
+          <label for="range-from">From</label>
+          <input
+            id="range-from"
+            type="date"
+            value={range.from}
+            max={today}
+            onChange={(event) => setDay('from', (event.target as HTMLInputElement).value)}
+          />
+          <label for="range-to">To</label>
+          <input
+            id="range-to"
+            type="date"
+            value={range.to}
+            max={today}
+            onChange={(event) => setDay('to', (event.target as HTMLInputElement).value)}
+          />
         </>
       ) : null}
       <span class="hint">Time zone: {timeZone}</span>
