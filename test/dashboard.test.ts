@@ -601,6 +601,21 @@ describe('dashboard', { timeout: 60_000 }, () => {
     await expect.poll(() => page.locator('tr[data-slug]').count()).toBeGreaterThan(0)
   })
 
+  it('works from the keyboard: a skip link first, links followed with Enter, a visible focus', async () => {
+    await page.goto(`${server!.url}/app/`)
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content')
+    await page.keyboard.press('Enter')
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main')
+    await page.getByRole('link', { name: 'Lists', exact: true }).focus()
+    // The focus ring: an outline of its own, not the browser's default.
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid')
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { level: 1, name: 'Lists' }).waitFor()
+    expect(page.url()).toBe(`${server!.url}/app/lists`)
+  })
+
   it('raised no page error and no CSP violation', () => {
     expect(pageErrors).toEqual([])
   })
