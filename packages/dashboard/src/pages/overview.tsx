@@ -44,6 +44,8 @@ export function OverviewPage({ session }: { session: Session }) {
   const [updatedAt, setUpdatedAt] = useState(() => new Date())
   useEffect(() => {
     const timer = setInterval(() => {
+      // A preset follows the clock: "today" is a new day after midnight.
+      setRange((current) => (current.preset === 'custom' ? current : presetRange(current.preset)))
       setTick((n) => n + 1)
       setUpdatedAt(new Date())
     }, refreshMs)
