@@ -4,7 +4,7 @@ import { tempDir } from '@visitor-id/core/testing'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { BootstrapKeys } from './fixtures/hits.js'
-import { findChromium, launchChromium } from './support/chromium.js'
+import { closeChromium, findChromium, launchChromium } from './support/chromium.js'
 import { killServerProcess, type ServerProcess, startServerProcess } from './support/server-process.js'
 
 // The local billing provider in a real browser: a checkout made through the API opens this
@@ -33,7 +33,7 @@ beforeAll(async () => {
 }, 120_000)
 
 afterAll(async () => {
-  await browser?.close()
+  await closeChromium(browser)
   await killServerProcess(server)
   data.remove()
 })

@@ -5,7 +5,7 @@ import type { Browser, BrowserContext } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, chromeUserAgent, eventually } from './fixtures/hits.js'
 import { hostilePrelude, type Site, startSite, tagManagerLoader } from './fixtures/site.js'
-import { findChromium, launchChromium } from './support/chromium.js'
+import { closeChromium, findChromium, launchChromium } from './support/chromium.js'
 import { type ServerProcess, startServerProcess } from './support/server-process.js'
 
 // The pixel in a real browser (driven by playwright-core; support/chromium.ts finds one, the
@@ -150,7 +150,7 @@ vid('identify', { email: 'katherine@example.com' });</script>`,
   }, 60_000)
 
   afterAll(async () => {
-    await browser?.close()
+    await closeChromium(browser)
     await site?.close()
     if (server && server.child.exitCode === null) {
       server.child.kill('SIGTERM')

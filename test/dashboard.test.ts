@@ -7,7 +7,7 @@ import type { BootstrapFile } from '@visitor-id/core'
 import { tempDir } from '@visitor-id/core/testing'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findChromium, launchChromium } from './support/chromium.js'
+import { closeChromium, findChromium, launchChromium } from './support/chromium.js'
 import { startZoneServer } from './support/dns-zone-server.js'
 import {
   killServerProcess,
@@ -130,7 +130,7 @@ beforeAll(async () => {
 }, 120_000)
 
 afterAll(async () => {
-  await browser?.close()
+  await closeChromium(browser)
   await killServerProcess(server)
   await new Promise((resolve) => receiver?.close(resolve))
   await dns?.close()

@@ -95,6 +95,21 @@ export async function launchChromium(found: FoundChromium): Promise<Browser> {
 }
 
 /**
+ * Closes the browser, waiting at most `limitMs`: under a loaded machine a close has been seen to
+ * hang past a test hook's minute. Playwright kills the browser process when the test process ends.
+ */
+export async function closeChromium(browser: Browser | undefined, limitMs = 15_000): Promise<void> {
+  if (!browser) return
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), limitMs)
+  })
+  const outcome = await Promise.race([browser.close().then(() => 'closed' as const), late])
+  clearTimeout(timer)
+  if (outcome === 'late') console.warn(`chromium: close took over ${limitMs} ms; left to the process exit`)
+}
+
+/**
  * Unpacks the brotli-compressed Chromium of `@sparticuz/chromium` with the libraries it links
  * (NSS, expat) and a font, so it runs on a bare Linux x64. Its own `executablePath()` unpacks to a
  * fixed /tmp/chromium and reuses whatever is there; this unpacks into a directory named for the
