@@ -198,6 +198,8 @@ export interface Config {
     allowPrivate: boolean
     /** Deliveries in flight per partner (one slow receiver never holds another partner's). */
     concurrency: number
+    /** SECRET_KEY: when set, webhook secrets are stored sealed with it (AES-256-GCM). */
+    secretKey: string | undefined
   }
   integrations: {
     /** Encrypts stored tokens (AES-256-GCM); required once an integration is configured. */
@@ -394,6 +396,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       retryScheduleMs: c.WEBHOOK_RETRY_SCHEDULE.split(',').map((part) => Math.round(Number(part) * 1000)),
       allowPrivate: c.WEBHOOK_ALLOW_PRIVATE,
       concurrency: c.WEBHOOK_CONCURRENCY,
+      secretKey: c.SECRET_KEY,
     },
     integrations: {
       secretKey: c.SECRET_KEY,

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCoordination } from '../coordination/index.js'
+import { secretBox } from '../integrations/secret-box.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
@@ -11,18 +12,18 @@ import { readWebhookConfig, updateWebhookConfig, type WebhookDeps } from './webh
 
 const tmp = tempDir('vid-webhooks-')
 let store: Store
-let deps: (allowPrivate: boolean) => WebhookDeps
+let deps: (allowPrivate: boolean, secretKey?: string) => WebhookDeps
 
 beforeAll(async () => {
   store = createStore({ database: 'default', dataDir: tmp.dir })
   await migrate(store)
   const repos = createRepositories(store)
   const coordination = createCoordination()
-  deps = (allowPrivate) => ({
+  deps = (allowPrivate, secretKey) => ({
     store,
     repos,
     coordination,
-    settings: { retryScheduleMs: [1000], allowPrivate, concurrency: 4 },
+    settings: { retryScheduleMs: [1000], allowPrivate, concurrency: 4, secretKey },
   })
 })
 
@@ -69,5 +70,28 @@ describe('updateWebhookConfig', () => {
       url: '',
       enabled: false,
     })
+  })
+
+  it('with SECRET_KEY, the secret is stored sealed for its partner and kind; one saved before is sealed at the next change', async () => {
+    const key = 's'.repeat(32)
+    const partnerId = randomUUID()
+    await updateWebhookConfig(deps(true), partnerId, 'billing', {
+      url: 'http://127.0.0.1:8080/billing',
+      secret: 'a-plain-secret-of-old',
+    })
+    expect((await readWebhookConfig(store, partnerId, 'billing'))?.secret).toBe('a-plain-secret-of-old')
+    await updateWebhookConfig(deps(true, key), partnerId, 'billing', { enabled: true })
+    const sealed = (await readWebhookConfig(store, partnerId, 'billing'))!.secret
+    expect(sealed).toMatch(/^v1\./)
+    expect(sealed).not.toContain('a-plain-secret-of-old')
+    expect(secretBox(key).open(sealed, `webhook:${partnerId}:billing`)).toBe('a-plain-secret-of-old')
+    // Another change keeps the same secret, sealed again.
+    await updateWebhookConfig(deps(true, key), partnerId, 'billing', { url: 'http://127.0.0.1:8081/billing' })
+    const resealed = (await readWebhookConfig(store, partnerId, 'billing'))!.secret
+    expect(secretBox(key).open(resealed, `webhook:${partnerId}:billing`)).toBe('a-plain-secret-of-old')
+    // Without the key a sealed secret cannot be used: a change that keeps it fails rather than lose it.
+    await expect(updateWebhookConfig(deps(true), partnerId, 'billing', { enabled: false })).rejects.toThrow(
+      /SECRET_KEY/,
+    )
   })
 })

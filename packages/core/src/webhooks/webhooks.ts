@@ -12,6 +12,7 @@ import type { Coordination } from '../coordination/ports.js'
 import { appError } from '../errors.js'
 import { readEventPayload } from '../identification/events.js'
 import { nextVersion, randomToken } from '../ids.js'
+import { secretBox } from '../integrations/secret-box.js'
 import { managingPartnerId } from '../services/access.js'
 import type { Store } from '../store/client.js'
 import type { Repositories } from '../store/entities.js'
@@ -87,6 +88,19 @@ export async function readWebhookConfig(
   return row && { ...row, partner_id: row.partner, enabled: Boolean(row.enabled) }
 }
 
+/** Where a sealed secret belongs: a secret copied to another partner's row does not open there. */
+const secretContext = (partnerId: string, kind: WebhookKind) => `webhook:${partnerId}:${kind}`
+
+/**
+ * The secret to sign with. With SECRET_KEY set, secrets are stored sealed (`v1.` + AES-256-GCM);
+ * a secret saved before SECRET_KEY was set is still plain, and is sealed at the next change.
+ */
+function signingSecret(settings: WebhookDeps['settings'], row: WebhookConfigRow): string {
+  if (!row.secret.startsWith('v1.')) return row.secret
+  if (!settings.secretKey) throw new Error('the webhook secret is sealed but SECRET_KEY is not set')
+  return secretBox(settings.secretKey).open(row.secret, secretContext(row.partner_id, row.kind))
+}
+
 /** What the API shows of a webhook: never the secret. */
 export function presentWebhookConfig(row: WebhookConfigRow | undefined) {
   return { url: row?.url ?? '', enabled: row?.enabled ?? false, hasSecret: Boolean(row?.secret) }
@@ -117,11 +131,13 @@ export async function updateWebhookConfig(
   }
   const current = await readWebhookConfig(deps.store, partnerId, kind)
   const url = change.url ?? current?.url ?? ''
+  const plain = change.secret ?? (current ? signingSecret(deps.settings, current) : '')
+  const key = deps.settings.secretKey
   const row: WebhookConfigRow = {
     partner_id: partnerId,
     kind,
     url,
-    secret: change.secret ?? current?.secret ?? '',
+    secret: key && plain ? secretBox(key).seal(plain, secretContext(partnerId, kind)) : plain,
     enabled: url === '' ? false : (change.enabled ?? current?.enabled ?? true),
     created_at: current?.created_at ?? now(),
     updated_at: now(),
@@ -226,8 +242,18 @@ async function attempt(
   const tries = delivery.attempts + 1
   const attemptedAt = now()
   let response: WebhookResponse
+  let secret: string | undefined
+  let unreadable: string | undefined
+  try {
+    secret = config ? signingSecret(deps.settings, config) : undefined
+  } catch (error) {
+    unreadable = (error as Error).message
+  }
   if (!config?.enabled || !config.url) {
     response = { ok: false, statusCode: null, responseTimeMs: 0, error: 'the webhook is disabled' }
+  } else if (unreadable !== undefined || secret === undefined) {
+    // Retried on the schedule: setting the same SECRET_KEY as the process that sealed it fixes it.
+    response = { ok: false, statusCode: null, responseTimeMs: 0, error: unreadable ?? 'no secret' }
   } else {
     const body = Buffer.from(delivery.body)
     response = await sendWebhook({
@@ -235,7 +261,7 @@ async function attempt(
       body,
       headers: webhookHeaders({
         body,
-        secret: config.secret,
+        secret,
         eventId: delivery.event_id,
         eventType: delivery.event_type,
       }),
@@ -549,7 +575,7 @@ export async function testWebhook(
   const response = await sendWebhook({
     url: config.url,
     body,
-    headers: webhookHeaders({ body, secret: config.secret, eventId, eventType }),
+    headers: webhookHeaders({ body, secret: signingSecret(deps.settings, config), eventId, eventType }),
     allowPrivate: deps.settings.allowPrivate,
   })
   await writeAttempts(deps.store, [
