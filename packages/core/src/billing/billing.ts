@@ -6,6 +6,7 @@
 // period's invoice (ledger entry `invoice:<id>`), and billing events get ids made from what they are
 // about, so a replay stores none twice.
 import type { Locks } from '../coordination/ports.js'
+import { withLock } from '../coordination/with-lock.js'
 import { grantCredits } from '../credits/ledger.js'
 import { appError } from '../errors.js'
 import { appendEvents, type EventType, eventIdOf } from '../identification/events.js'
@@ -111,18 +112,8 @@ async function organizationOfSubscription(store: Store, subscriptionId: string):
 }
 
 /** Changes of one organization's billing take turns (a process racing its own webhook). */
-async function withBillingLock<T>(
-  deps: BillingDeps,
-  organizationId: string,
-  work: () => Promise<T>,
-): Promise<T> {
-  const lock = await deps.locks.acquire(`billing:${organizationId}`, 60_000, 30_000)
-  try {
-    return await work()
-  } finally {
-    await lock.release()
-  }
-}
+const withBillingLock = <T>(deps: BillingDeps, organizationId: string, work: () => Promise<T>): Promise<T> =>
+  withLock(deps.locks, `billing:${organizationId}`, { leaseMs: 60_000, waitMs: 30_000 }, work)
 
 /** The plan of a checkout, update: both ids must name the same plan (else 400 `unknown_plan`). */
 export function planOf(plans: readonly Plan[], priceId: string, productId: string): Plan {

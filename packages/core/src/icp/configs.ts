@@ -2,6 +2,7 @@
 // namespace per organization, so a visitor's `icpStatuses` (slug -> matched) is unambiguous.
 import { type RulesIssue, safeParseRules } from '@visitor-id/icp-engine'
 import type { Locks } from '../coordination/ports.js'
+import { withLock } from '../coordination/with-lock.js'
 import { appError } from '../errors.js'
 import { randomToken } from '../ids.js'
 import { type Filter, filterSchema } from '../lists/filter.js'
@@ -103,14 +104,8 @@ export function changesScores(before: IcpConfigRow, after: IcpConfigRow): boolea
 const lockTtlMs = 10_000
 
 /** Runs `work` holding the organization's config lock, so two writers never take one slug. */
-async function withConfigLock<T>(locks: Locks, organizationId: string, work: () => Promise<T>): Promise<T> {
-  const lock = await locks.acquire(`icp-configs:${organizationId}`, lockTtlMs, lockTtlMs)
-  try {
-    return await work()
-  } finally {
-    await lock.release()
-  }
-}
+const withConfigLock = <T>(locks: Locks, organizationId: string, work: () => Promise<T>): Promise<T> =>
+  withLock(locks, `icp-configs:${organizationId}`, { leaseMs: lockTtlMs, waitMs: lockTtlMs }, work)
 
 /**
  * Creates a config. An explicit slug must be free (409 `conflict`); a derived one (from the name or

@@ -5,6 +5,7 @@
 // and the type, and usable once.
 import type { Config, IntegrationProviderConfig } from '../config.js'
 import type { Coordination } from '../coordination/ports.js'
+import { withLock } from '../coordination/with-lock.js'
 import { appError } from '../errors.js'
 import { nextVersion, randomToken, sha256Hex } from '../ids.js'
 import type { Store } from '../store/client.js'
@@ -315,7 +316,8 @@ export async function disconnectIntegration(
 /**
  * A usable access token: refreshed first when it expires within a minute (or `force`, after the
  * ads API refused it), under a lock so concurrent users refresh once. A refresh token the provider
- * refuses marks the integration `reauthorization_required` (409 from then until it is installed again).
+ * refuses marks the integration `reauthorization_required` (its flows fail, saying so, until it is
+ * installed again).
  */
 export async function accessToken(
   deps: IntegrationDeps,
@@ -326,51 +328,39 @@ export async function accessToken(
   const context = sealContext(organizationId, type)
   const usable = (row: IntegrationRow) =>
     !force && (row.expires_at === null || Date.parse(row.expires_at) - Date.now() > refreshMarginMs)
-  let row = await connectedIntegration(deps, organizationId, type)
+  const row = await connectedIntegration(deps, organizationId, type)
   if (row.status === 'reauthorization_required') throw reauthorize(type)
   if (usable(row)) return box(deps).open(row.access_token, context)
-  const lock = await deps.coordination.locks.acquire(`integration:${organizationId}:${type}`, 60_000, 30_000)
-  try {
+  const lockName = `integration:${organizationId}:${type}`
+  return withLock(deps.coordination.locks, lockName, { leaseMs: 60_000, waitMs: 30_000 }, async () => {
     const fresh = await connectedIntegration(deps, organizationId, type)
+    if (fresh.status === 'reauthorization_required') throw reauthorize(type)
     // Another process refreshed it while this one waited.
-    if (fresh.updated_at !== row.updated_at && fresh.status === 'connected' && (usable(fresh) || force)) {
+    if (fresh.updated_at !== row.updated_at && (usable(fresh) || force)) {
       return box(deps).open(fresh.access_token, context)
     }
-    row = fresh
-    if (!row.refresh_token) {
-      await writeIntegration(deps.store, {
-        ...row,
-        status: 'reauthorization_required',
-        updated_at: new Date().toISOString(),
-      })
-      throw reauthorize(type)
+    const refused = async () => {
+      const at = new Date().toISOString()
+      await writeIntegration(deps.store, { ...fresh, status: 'reauthorization_required', updated_at: at })
+      return reauthorize(type)
     }
+    if (!fresh.refresh_token) throw await refused()
     let tokens: TokenSet
     try {
       tokens = await refreshTokens(
         providerOf(deps.settings, type),
-        box(deps).open(row.refresh_token, context),
+        box(deps).open(fresh.refresh_token, context),
       )
     } catch (error) {
-      if (error instanceof OAuthGrantError) {
-        await writeIntegration(deps.store, {
-          ...row,
-          status: 'reauthorization_required',
-          updated_at: new Date().toISOString(),
-        })
-        throw reauthorize(type)
-      }
-      throw error
+      throw error instanceof OAuthGrantError ? await refused() : error
     }
-    const { ads_accounts, selected_account_id, connected_at } = row
+    const { ads_accounts, selected_account_id, connected_at } = fresh
     await writeIntegration(
       deps.store,
       sealedRow(deps, organizationId, type, tokens, { ads_accounts, selected_account_id, connected_at }),
     )
     return tokens.accessToken
-  } finally {
-    await lock.release()
-  }
+  })
 }
 
 /** The provider refused the stored authorization; the integration shows `reauthorization_required`. */

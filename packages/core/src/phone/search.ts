@@ -17,6 +17,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination, Locks } from '../coordination/ports.js'
+import { withLock } from '../coordination/with-lock.js'
 import {
   captureReservation,
   phoneSearchEntryId,
@@ -112,18 +113,12 @@ async function writePhoneSearch(store: Store, row: PhoneSearchRow): Promise<void
   await store.insert('phone_searches', [{ ...row, version: nextVersion() }])
 }
 
-async function withVisitorLock<T>(
+const withVisitorLock = <T>(
   locks: Locks,
   row: { organizationId: string; visitorId: string },
   work: () => Promise<T>,
-) {
-  const lock = await locks.acquire(`phone:${row.organizationId}:${row.visitorId}`, lockMs, lockMs)
-  try {
-    return await work()
-  } finally {
-    await lock.release()
-  }
-}
+): Promise<T> =>
+  withLock(locks, `phone:${row.organizationId}:${row.visitorId}`, { leaseMs: lockMs, waitMs: lockMs }, work)
 
 const isOverdue = (row: PhoneSearchRow, timeoutMs: number, now = Date.now()) =>
   row.status === 'ongoing' && Date.parse(row.started_at) + timeoutMs <= now
