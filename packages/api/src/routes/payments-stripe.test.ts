@@ -218,6 +218,23 @@ describe('payments (Stripe provider, local Stripe server)', () => {
     expect(await creditBalance(h.store, organizationId)).toBe(before)
   })
 
+  it('an event about a subscription that is not one of ours is acknowledged and changes nothing', async () => {
+    const { response } = await webhook('customer.subscription.updated', {
+      id: 'sub_made_in_the_dashboard',
+      object: 'subscription',
+    } as { id: string })
+    expect(response.statusCode, response.body).toBe(200)
+    expect(response.json()).toEqual({
+      received: true,
+      duplicate: false,
+      type: 'customer.subscription.updated',
+    })
+    const [row] = await h.store.query<{ n: number }>(
+      "SELECT count() AS n FROM subscriptions WHERE subscription_id = 'sub_made_in_the_dashboard'",
+    )
+    expect(Number(row?.n)).toBe(0)
+  })
+
   // Last: it stops the Stripe server.
   it('Stripe down: 502 billing_provider_error, nothing stored', async () => {
     const organizationId = await subOrganization('Stripe down')

@@ -515,18 +515,27 @@ export async function handleProviderWebhook(
     { id: event.id },
   )
   if (Number(seen?.n ?? 0) > 0) return { received: true, duplicate: true, type: event.type }
+  // Only subscriptions made by our checkouts name an organization; one that names none, or an
+  // organization deleted since, is not ours to act on (answered 200, so the provider stops sending).
+  const ours = async (sub: ProviderSubscription | undefined) =>
+    sub?.organizationId
+      ? (await deps.repos.organizations.get({ id: sub.organizationId })) !== undefined
+      : false
   const fact = event.fact
   if (fact?.kind === 'checkout.completed') {
     const checkout = await deps.provider.retrieveCheckout(fact.sessionId)
-    if (checkout?.complete && checkout.subscription) await applySubscription(deps, checkout.subscription)
+    if (checkout?.complete && (await ours(checkout.subscription)))
+      await applySubscription(deps, checkout.subscription!)
   } else if (fact?.kind === 'subscription.changed') {
     const sub = await deps.provider.retrieveSubscription(fact.subscriptionId)
-    if (sub) await applySubscription(deps, sub)
-  } else if (fact?.kind === 'invoice.paid') await applyInvoice(deps, fact.invoice, 'paid')
-  else if (fact?.kind === 'invoice.payment_failed') {
-    await applyInvoice(deps, fact.invoice, 'failed')
+    if (await ours(sub)) await applySubscription(deps, sub!)
+  } else if (fact?.kind === 'invoice.paid' || fact?.kind === 'invoice.payment_failed') {
     const sub = await deps.provider.retrieveSubscription(fact.invoice.subscriptionId)
-    if (sub) await applySubscription(deps, sub)
+    if (await ours(sub)) {
+      await applyInvoice(deps, fact.invoice, fact.kind === 'invoice.paid' ? 'paid' : 'failed')
+      // A failed payment moves the subscription (past_due): its state is read again.
+      if (fact.kind === 'invoice.payment_failed') await applySubscription(deps, sub!)
+    }
   }
   await deps.store.insert('billing_webhook_events', [
     { event_id: event.id, type: event.type, received_at: new Date().toISOString() },
