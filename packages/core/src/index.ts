@@ -160,6 +160,7 @@ export {
 } from './identification/contacts.js'
 export {
   appendEvents,
+  appendNewEvents,
   dispatchEvents,
   type EventJob,
   type EventProcessing,

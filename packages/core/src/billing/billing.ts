@@ -9,7 +9,7 @@ import type { Locks } from '../coordination/ports.js'
 import { withLock } from '../coordination/with-lock.js'
 import { grantCredits } from '../credits/ledger.js'
 import { appError } from '../errors.js'
-import { appendEvents, type EventType, eventIdOf } from '../identification/events.js'
+import { appendNewEvents, type EventType, eventIdOf } from '../identification/events.js'
 import { nextVersion } from '../ids.js'
 import type { Store } from '../store/client.js'
 import type { OrganizationRow, Repositories } from '../store/entities.js'
@@ -180,28 +180,16 @@ export type BillingPayload = ReturnType<typeof billingPayload>
 /** Stores the events not stored before (a replay must not store one again: that would send it again). */
 async function emit(deps: BillingDeps, events: readonly BillingEventInput[]): Promise<void> {
   const at = new Date().toISOString()
-  const ids = events.map((event) => eventIdOf(event.type, event.organization.id, event.subject))
-  if (ids.length === 0) return
-  const stored = new Set(
-    (
-      await deps.store.query<{ id: string }>(
-        'SELECT DISTINCT toString(event_id) AS id FROM events WHERE event_id IN {ids:Array(UUID)}',
-        { ids },
-      )
-    ).map((row) => row.id),
-  )
-  await appendEvents(
+  await appendNewEvents(
     deps.store,
-    events
-      .filter((_, n) => !stored.has(ids[n]!))
-      .map((event) => ({
-        event_id: eventIdOf(event.type, event.organization.id, event.subject),
-        type: event.type,
-        organization_id: event.organization.id,
-        visitor_id: null,
-        payload: JSON.stringify(billingPayload(deps, event, at)),
-        created_at: at,
-      })),
+    events.map((event) => ({
+      event_id: eventIdOf(event.type, event.organization.id, event.subject),
+      type: event.type,
+      organization_id: event.organization.id,
+      visitor_id: null,
+      payload: JSON.stringify(billingPayload(deps, event, at)),
+      created_at: at,
+    })),
   )
 }
 
@@ -306,10 +294,12 @@ export async function applyInvoice(
   deps: BillingDeps,
   invoice: ProviderInvoice,
   outcome: 'paid' | 'failed',
+  /** The invoice's subscription, when the caller has just read it from the provider. */
+  retrieved?: ProviderSubscription,
 ): Promise<void> {
   let organizationId = await organizationOfSubscription(deps.store, invoice.subscriptionId)
   if (!organizationId) {
-    const sub = await deps.provider.retrieveSubscription(invoice.subscriptionId)
+    const sub = retrieved ?? (await deps.provider.retrieveSubscription(invoice.subscriptionId))
     if (!sub) return
     await applySubscription(deps, sub)
     organizationId = sub.organizationId
@@ -532,8 +522,8 @@ export async function handleProviderWebhook(
   } else if (fact?.kind === 'invoice.paid' || fact?.kind === 'invoice.payment_failed') {
     const sub = await deps.provider.retrieveSubscription(fact.invoice.subscriptionId)
     if (await ours(sub)) {
-      await applyInvoice(deps, fact.invoice, fact.kind === 'invoice.paid' ? 'paid' : 'failed')
-      // A failed payment moves the subscription (past_due): its state is read again.
+      await applyInvoice(deps, fact.invoice, fact.kind === 'invoice.paid' ? 'paid' : 'failed', sub)
+      // A failed payment moves the subscription (past_due): its copy follows what was just read.
       if (fact.kind === 'invoice.payment_failed') await applySubscription(deps, sub!)
     }
   }

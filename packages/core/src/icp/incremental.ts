@@ -4,7 +4,7 @@
 // window since the last one.
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination } from '../coordination/ports.js'
-import { appendEvents, eventIdOf } from '../identification/events.js'
+import { appendNewEvents, eventIdOf } from '../identification/events.js'
 import type { Store } from '../store/client.js'
 import type { IcpConfigRow, Repositories } from '../store/entities.js'
 import { organizationIcpConfigs } from './configs.js'
@@ -47,39 +47,24 @@ async function emitIcpMatches(store: Store, config: IcpConfigRow, computedAt: st
        AND computed_at = {computedAt:DateTime64(3, 'UTC')} AND matched = 1`,
     { organizationId: config.organization_id, configId: config.id, computedAt },
   )
-  if (matched.length === 0) return
-  const ids = matched.map((row) =>
-    eventIdOf('icp.matched', config.organization_id, `${config.id}:${row.visitor}`),
-  )
-  const stored = new Set(
-    (
-      await store.query<{ id: string }>(
-        'SELECT DISTINCT toString(event_id) AS id FROM events WHERE event_id IN {ids:Array(UUID)}',
-        { ids },
-      )
-    ).map((row) => row.id),
-  )
   const at = new Date().toISOString()
-  await appendEvents(
+  await appendNewEvents(
     store,
-    matched
-      .map((row, n) => ({ row, id: ids[n]! }))
-      .filter(({ id }) => !stored.has(id))
-      .map(({ row, id }) => ({
-        event_id: id,
-        type: 'icp.matched' as const,
-        organization_id: config.organization_id,
+    matched.map((row) => ({
+      event_id: eventIdOf('icp.matched', config.organization_id, `${config.id}:${row.visitor}`),
+      type: 'icp.matched' as const,
+      organization_id: config.organization_id,
+      visitor_id: row.visitor,
+      payload: JSON.stringify({
+        event_type: 'icp.matched',
+        icp_slug: config.slug,
+        icp_name: config.name,
+        icp_kind: config.kind,
         visitor_id: row.visitor,
-        payload: JSON.stringify({
-          event_type: 'icp.matched',
-          icp_slug: config.slug,
-          icp_name: config.name,
-          icp_kind: config.kind,
-          visitor_id: row.visitor,
-          matched_at: computedAt,
-        }),
-        created_at: at,
-      })),
+        matched_at: computedAt,
+      }),
+      created_at: at,
+    })),
   )
 }
 

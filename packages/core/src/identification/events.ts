@@ -63,6 +63,27 @@ export async function appendEvents(store: Store, events: readonly StoredEvent[])
   )
 }
 
+/**
+ * Stores the events whose ids are not stored yet. For producers that may replay (billing, ICP
+ * matches): storing an event again would write a new version with `dispatched_at` unset, and its
+ * consumers would run again.
+ */
+export async function appendNewEvents(store: Store, events: readonly StoredEvent[]): Promise<void> {
+  if (events.length === 0) return
+  const stored = new Set(
+    (
+      await store.query<{ id: string }>(
+        'SELECT DISTINCT toString(event_id) AS id FROM events WHERE event_id IN {ids:Array(UUID)}',
+        { ids: events.map((event) => event.event_id) },
+      )
+    ).map((row) => row.id),
+  )
+  await appendEvents(
+    store,
+    events.filter((event) => !stored.has(event.event_id)),
+  )
+}
+
 /** A stored event's payload, as stored (every version holds the same); undefined when unknown. */
 export async function readEventPayload(store: Store, eventId: string): Promise<string | undefined> {
   const [event] = await store.query<{ payload: string }>(
