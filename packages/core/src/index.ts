@@ -43,7 +43,14 @@ export {
 } from './billing/billing.js'
 export { billingDeps } from './billing/index.js'
 export { createLocalProvider, type LocalBillingProvider } from './billing/local-provider.js'
-export { defaultPlans, isB2bPlan, loadPlans, type Plan, planByPrice } from './billing/plans.js'
+export {
+  defaultPlans,
+  isB2bPlan,
+  loadPlans,
+  type Plan,
+  planByPrice,
+  planPriceLabel,
+} from './billing/plans.js'
 export type {
   BillingProvider,
   PostalAddress,

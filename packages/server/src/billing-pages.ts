@@ -11,6 +11,7 @@ import {
   escapeHtml,
   handleProviderWebhook,
   type LocalBillingProvider,
+  planPriceLabel,
   readSubscription,
   toErrorBody,
 } from '@visitor-id/core'
@@ -159,8 +160,6 @@ function html(reply: FastifyReply, body: string): string {
   return body
 }
 
-const money = (amount: number, currency: string) =>
-  new Intl.NumberFormat('en-US', { style: 'currency', currency: currency.toUpperCase() }).format(amount / 100)
 const day = (iso: string) => new Date(iso).toISOString().slice(0, 10)
 
 export async function billingPagesPlugin(app: FastifyInstance, billing: BillingDeps): Promise<void> {
@@ -213,7 +212,7 @@ export async function billingPagesPlugin(app: FastifyInstance, billing: BillingD
       page(
         `Subscribe to ${escapeHtml(plan.name)}`,
         `<p>${escapeHtml(plan.description)}</p><ul>${features}</ul>` +
-          `<p><strong>${escapeHtml(money(plan.amount, plan.currency))} / ${plan.interval}</strong>, ` +
+          `<p><strong>${escapeHtml(planPriceLabel(plan))}</strong>, ` +
           `${plan.credits.toLocaleString('en-US')} identification credits each ${plan.interval}. ` +
           'This server charges nothing: confirming starts the subscription.</p>' +
           `<form method="post"><button type="submit">Confirm subscription</button></form>` +
@@ -252,7 +251,7 @@ export async function billingPagesPlugin(app: FastifyInstance, billing: BillingD
       reply,
       page(
         'Subscription',
-        `<p><strong>${escapeHtml(plan.name)}</strong>, ${escapeHtml(money(plan.amount, plan.currency))} / ${plan.interval}</p>` +
+        `<p><strong>${escapeHtml(plan.name)}</strong>, ${escapeHtml(planPriceLabel(plan))}</p>` +
           `<p id="state">${state}</p>${cancel}${back}`,
       ),
     )

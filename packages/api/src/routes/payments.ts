@@ -6,6 +6,7 @@ import {
   customerInfo,
   customerPortal,
   type Plan,
+  planPriceLabel,
   processCheckout,
   startCheckout,
   updateSubscriptionPlan,
@@ -97,7 +98,6 @@ const planBody = z.strictObject({
 })
 
 function presentPlan(plan: Plan): z.input<typeof planSchema> {
-  const money = new Intl.NumberFormat('en-US', { style: 'currency', currency: plan.currency.toUpperCase() })
   return {
     id: plan.id,
     name: plan.name,
@@ -110,7 +110,7 @@ function presentPlan(plan: Plan): z.input<typeof planSchema> {
       amount: plan.amount,
       currency: plan.currency,
       interval: plan.interval,
-      display: `${money.format(plan.amount / 100)} / ${plan.interval}`,
+      display: planPriceLabel(plan),
     },
     features: plan.features,
   }

@@ -3,6 +3,7 @@
 // are the ids of a Product and a recurring Price made in its dashboard.
 import { readFileSync } from 'node:fs'
 import { z } from 'zod'
+import { money } from '../email/mail-templates.js'
 import type { ProductType } from '../store/entities.js'
 
 const planSchema = z
@@ -104,3 +105,7 @@ export const planByPrice = (plans: readonly Plan[], priceId: string): Plan | und
 
 export const isB2bPlan = (plan: Plan | undefined): boolean =>
   plan?.productType === ('plus_employee' satisfies ProductType)
+
+/** The plan's price for people: '$199.00 / month' (the currency's own decimals). */
+export const planPriceLabel = (plan: Plan): string =>
+  `${money({ minor: plan.amount, currency: plan.currency })} / ${plan.interval}`

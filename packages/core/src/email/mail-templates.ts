@@ -255,7 +255,7 @@ function date(value: EmailDate): string {
 }
 
 /** '$49.00', '¥4,900', '€12.50': minor units divided by the currency's own number of decimals. */
-function money({ minor, currency }: MoneyAmount): string {
+export function money({ minor, currency }: MoneyAmount): string {
   try {
     const format = new Intl.NumberFormat('en-US', { style: 'currency', currency: currency.toUpperCase() })
     const decimals = format.resolvedOptions().maximumFractionDigits ?? 2
