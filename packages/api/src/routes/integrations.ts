@@ -269,7 +269,7 @@ export const integrationRoutes: Route[] = [
       query: { integrationId: 'searchAds' },
     }),
     async handler({ organization, query, services }) {
-      return (await listFlows(services.store, addressed(organization).id, query.integrationId)).map((flow) =>
+      return (await listFlows(services.repos, addressed(organization).id, query.integrationId)).map((flow) =>
         presentFlow(flow),
       )
     },
@@ -289,7 +289,7 @@ export const integrationRoutes: Route[] = [
     errors: ['flow_not_found'],
     example: (ids) => ({ params: { organizationId: ids.organizationId, flowId: ids.flowId } }),
     async handler({ organization, params, services }) {
-      const flow = await getFlow(services.store, addressed(organization).id, params.flowId)
+      const flow = await getFlow(services.repos, addressed(organization).id, params.flowId)
       return presentFlow(flow, await flowRuns(services.store, flow))
     },
   }),
@@ -309,8 +309,8 @@ export const integrationRoutes: Route[] = [
     example: (ids) => ({ params: { organizationId: ids.organizationId, flowId: ids.flowId } }),
     async handler({ organization, params, services }) {
       await deleteFlow(
-        services.store,
-        await getFlow(services.store, addressed(organization).id, params.flowId),
+        services.repos,
+        await getFlow(services.repos, addressed(organization).id, params.flowId),
       )
       return undefined
     },

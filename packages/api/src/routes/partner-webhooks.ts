@@ -131,7 +131,7 @@ export const partnerWebhookRoutes: Route[] = [
     async handler({ principal, services }) {
       const { partnerId } = partnerPrincipal(principal)
       const [identification, billing] = await Promise.all(
-        webhookKinds.map((kind) => readWebhookConfig(services.store, partnerId, kind)),
+        webhookKinds.map((kind) => readWebhookConfig(services.repos, partnerId, kind)),
       )
       return { identification: presentWebhookConfig(identification), billing: presentWebhookConfig(billing) }
     },

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Coordination } from '../coordination/ports.js'
-import { readEventPayload } from '../identification/events.js'
+import { type ConsumedEvent, storedEventOf } from '../identification/events.js'
 import { managingPartnerId } from '../services/access.js'
 import type { Store } from '../store/client.js'
 import type { Repositories } from '../store/entities.js'
@@ -115,6 +115,29 @@ export async function sendLifecycleEmail(deps: LifecycleEmailDeps, job: Lifecycl
 }
 
 /**
+ * Each organization's earliest `visitor.identified` event, once this process has read it, so the
+ * consumer does not read the events table for every identification. An event stored later with an
+ * earlier time (a hit held back by its browser) is not seen as first here; the email is still sent
+ * once, by the event that was first when it was consumed, since the send is deduplicated.
+ */
+const firstIdentified = new Map<string, string>()
+const firstIdentifiedMax = 10_000
+
+async function firstIdentifiedEvent(store: Store, organizationId: string): Promise<string | undefined> {
+  const known = firstIdentified.get(organizationId)
+  if (known !== undefined) return known
+  const [first] = await store.query<{ event_id: string }>(
+    `SELECT toString(argMin(event_id, created_at)) AS event_id FROM events
+     WHERE organization_id = {organizationId:UUID} AND type = 'visitor.identified' HAVING count() > 0`,
+    { organizationId },
+  )
+  if (!first?.event_id) return undefined
+  if (firstIdentified.size >= firstIdentifiedMax) firstIdentified.clear()
+  firstIdentified.set(organizationId, first.event_id)
+  return first.event_id
+}
+
+/**
  * `first_visitor_identified` for the organization of a `visitor.identified` event, when that event
  * is the organization's first (the earliest of its kind): the trigger of the event consumer.
  */
@@ -123,12 +146,7 @@ export async function firstVisitorEmail(
   event: { eventId: string; type: string; organizationId: string; visitorId?: string | null | undefined },
 ): Promise<number> {
   if (event.type !== 'visitor.identified' || !event.visitorId) return 0
-  const [first] = await deps.store.query<{ event_id: string }>(
-    `SELECT toString(argMin(event_id, created_at)) AS event_id FROM events
-     WHERE organization_id = {organizationId:UUID} AND type = 'visitor.identified'`,
-    { organizationId: event.organizationId },
-  )
-  if (first?.event_id !== event.eventId) return 0
+  if ((await firstIdentifiedEvent(deps.store, event.organizationId)) !== event.eventId) return 0
   const visitor = await deps.repos.visitors.get({
     organization_id: event.organizationId,
     id: event.visitorId,
@@ -150,7 +168,7 @@ export async function firstVisitorEmail(
 /** `credits_low` / `credits_exhausted` for a `credits.low` / `credits.exhausted` event, with its balance. */
 export async function creditEmail(
   deps: Pick<LifecycleEmailDeps, 'store' | 'repos' | 'coordination'>,
-  event: { eventId: string; type: string; organizationId: string },
+  event: ConsumedEvent,
 ): Promise<number> {
   const key =
     event.type === 'credits.low'
@@ -159,7 +177,7 @@ export async function creditEmail(
         ? 'credits_exhausted'
         : undefined
   if (!key) return 0
-  const payload = await readEventPayload(deps.store, event.eventId)
+  const payload = (await storedEventOf(deps.store, event))?.payload
   const balance = Number((JSON.parse(payload ?? '{}') as { balance?: number }).balance ?? 0)
   return queueLifecycleEmail(deps, {
     key,
@@ -189,7 +207,7 @@ interface BillingEmailPayload {
  */
 export async function billingEmail(
   deps: Pick<LifecycleEmailDeps, 'store' | 'repos' | 'coordination'>,
-  event: { eventId: string; type: string; organizationId: string },
+  event: ConsumedEvent,
 ): Promise<number> {
   if (
     !['subscription.activated', 'subscription.canceled', 'payment.failed', 'invoice.paid'].includes(
@@ -198,9 +216,7 @@ export async function billingEmail(
   ) {
     return 0
   }
-  const payload = JSON.parse(
-    (await readEventPayload(deps.store, event.eventId)) ?? '{}',
-  ) as BillingEmailPayload
+  const payload = JSON.parse((await storedEventOf(deps.store, event))?.payload ?? '{}') as BillingEmailPayload
   const plan = payload.subscription?.plan_name || 'subscription'
   const invoice = payload.invoice
   const amount = invoice ? { minor: invoice.amount, currency: invoice.currency.toUpperCase() } : undefined

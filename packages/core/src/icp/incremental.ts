@@ -69,13 +69,12 @@ async function emitIcpMatches(store: Store, config: IcpConfigRow, computedAt: st
 }
 
 /** Whether the organization has a flow triggered by `icp.matched` (else no event is worth storing). */
-async function hasIcpMatchFlows(store: Store, organizationId: string): Promise<boolean> {
-  const [row] = await store.query<{ n: number }>(
-    `SELECT count() AS n FROM integration_flows FINAL
-     WHERE organization_id = {organizationId:UUID} AND trigger = 'icp.matched'`,
-    { organizationId },
-  )
-  return Number(row?.n ?? 0) > 0
+async function hasIcpMatchFlows(
+  repos: Pick<Repositories, 'flows'>,
+  organizationId: string,
+): Promise<boolean> {
+  const flows = await repos.flows.find({ organization_id: organizationId })
+  return flows.some((flow) => flow.trigger === 'icp.matched')
 }
 
 /** Organization-level configs first: partner rules may read their results (icp_match & co). */
@@ -112,7 +111,7 @@ export async function rescoreChangedVisitors(
   for (const { organization_id: organizationId } of organizations) {
     const configs = await organizationIcpConfigs(deps.repos, organizationId)
     const active = scoringOrder(configs)
-    const emitMatches = active.length > 0 && (await hasIcpMatchFlows(deps.store, organizationId))
+    const emitMatches = active.length > 0 && (await hasIcpMatchFlows(deps.repos, organizationId))
     for (const config of active) await scoreChanged(deps, config, configs, { after, until }, emitMatches)
     if (active.length > 0) scored++
   }

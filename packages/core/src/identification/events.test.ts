@@ -5,6 +5,7 @@ import { createCoordination } from '../coordination/index.js'
 import { newId } from '../ids.js'
 import { createStore, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
+import { storedTime } from '../store/time.js'
 import { tempDir } from '../testing/temp-dir.js'
 import {
   appendEvents,
@@ -16,6 +17,7 @@ import {
   markEventsDispatched,
   readEvents,
   startEventProcessing,
+  storedEventOf,
 } from './events.js'
 
 const tmp = tempDir('vid-events-')
@@ -36,7 +38,7 @@ const event = (organizationId: string, visitorId: string) => ({
   type: 'visitor.identified' as const,
   organization_id: organizationId,
   visitor_id: visitorId,
-  payload: '{}',
+  payload: JSON.stringify({ visitor_id: visitorId }),
   created_at: new Date().toISOString(),
 })
 
@@ -76,6 +78,22 @@ describe('events', () => {
           .map((job) => job.eventId)
           .sort(),
       ).toEqual([event(org, a).event_id, event(org, b).event_id].sort())
+      // Each job carries its event's payload and time, so consumers do not read the event again;
+      // a job without them (queued by an older version) reads them.
+      const jobOfA = jobs.find((job) => job.eventId === event(org, a).event_id)!
+      expect(JSON.parse(jobOfA.payload!)).toEqual({ visitor_id: a })
+      expect(Date.parse(storedTime(jobOfA.createdAt!))).toBeGreaterThan(Date.now() - 60_000)
+      const queryCalls = vi.spyOn(store, 'query')
+      expect(await storedEventOf(store, jobOfA)).toEqual({
+        payload: jobOfA.payload,
+        created_at: jobOfA.createdAt,
+      })
+      expect(queryCalls).not.toHaveBeenCalled()
+      queryCalls.mockRestore()
+      expect(await storedEventOf(store, { eventId: event(org, b).event_id })).toMatchObject({
+        payload: JSON.stringify({ visitor_id: b }),
+      })
+      expect(await storedEventOf(store, { eventId: newId() })).toBeUndefined()
       // Not marked: the queue only holds them. A second pass skips them (in flight here)...
       expect((await readEvents(store, { organizationId: org })).map((e) => e.dispatched_at)).toEqual([
         null,

@@ -41,7 +41,16 @@ export interface EventJob {
   organizationId: string
   /** The visitor a visitor event is about. */
   visitorId?: string | null | undefined
+  /**
+   * The stored payload and time, read by the dispatcher for every job it queues (one read per pass,
+   * not one per consumer). Absent from jobs queued before they were carried: consumers read them.
+   */
+  payload?: string | undefined
+  createdAt?: string | undefined
 }
+
+/** An event as its consumers take it: its job (the type any string, for consumers that test it). */
+export type ConsumedEvent = Omit<EventJob, 'type'> & { type: string }
 
 /**
  * The id of an event that happens once per subject: a UUID made from the SHA-256 of
@@ -84,23 +93,20 @@ export async function appendNewEvents(store: Store, events: readonly StoredEvent
   )
 }
 
-/** A stored event's payload, as stored (every version holds the same); undefined when unknown. */
-export async function readEventPayload(store: Store, eventId: string): Promise<string | undefined> {
-  const [event] = await store.query<{ payload: string }>(
-    'SELECT payload FROM events WHERE event_id = {eventId:UUID} LIMIT 1',
-    { eventId },
-  )
-  return event?.payload
-}
-
-/** A stored event's payload and when it happened; undefined when unknown. */
-export async function readStoredEvent(
+/**
+ * A queued event's payload and when it happened: carried by its job, else read (every version of
+ * the event holds the same); undefined when the event is unknown.
+ */
+export async function storedEventOf(
   store: Store,
-  eventId: string,
+  job: Pick<EventJob, 'eventId' | 'payload' | 'createdAt'>,
 ): Promise<{ payload: string; created_at: string } | undefined> {
+  if (job.payload !== undefined && job.createdAt !== undefined) {
+    return { payload: job.payload, created_at: job.createdAt }
+  }
   const [event] = await store.query<{ payload: string; created_at: string }>(
     'SELECT payload, created_at FROM events WHERE event_id = {eventId:UUID} LIMIT 1',
-    { eventId },
+    { eventId: job.eventId },
   )
   return event
 }
@@ -145,14 +151,26 @@ export async function dispatchEvents(
     { limit: dispatchPage },
   )
   inFlight.retainOnly(pending.map((event) => event.event_id))
-  let queued = 0
-  for (const event of pending) {
-    if (inFlight.has(event.event_id)) continue
+  const toQueue = pending.filter((event) => !inFlight.has(event.event_id))
+  if (toQueue.length === 0) return 0
+  // The payloads in one read, carried by the jobs: no consumer reads the event again.
+  const stored = new Map(
+    (
+      await deps.store.query<{ id: string; payload: string; created_at: string }>(
+        `SELECT toString(event_id) AS id, payload, created_at FROM events
+         WHERE event_id IN {ids:Array(UUID)} LIMIT 1 BY event_id`,
+        { ids: toQueue.map((event) => event.event_id) },
+      )
+    ).map((row) => [row.id, row]),
+  )
+  for (const event of toQueue) {
     const job: EventJob = {
       eventId: event.event_id,
       type: event.type,
       organizationId: event.organization_id,
       visitorId: event.visitor_id,
+      payload: stored.get(event.event_id)?.payload,
+      createdAt: stored.get(event.event_id)?.created_at,
     }
     await deps.coordination.jobs.add(eventJobName, job, {
       jobId: `event:${event.event_id}`,
@@ -160,9 +178,8 @@ export async function dispatchEvents(
       backoff: { type: 'exponential', delayMs: retry.delayMs },
     })
     inFlight.add(event.event_id)
-    queued++
   }
-  return queued
+  return toQueue.length
 }
 
 /**

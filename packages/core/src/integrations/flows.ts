@@ -7,8 +7,8 @@
 // first run, kept in the flow's state), in batches; `webhook.call` posts the event, signed.
 import { z } from 'zod'
 import { appError } from '../errors.js'
-import { readStoredEvent } from '../identification/events.js'
-import { nextVersion, randomToken } from '../ids.js'
+import { type ConsumedEvent, storedEventOf } from '../identification/events.js'
+import { randomToken } from '../ids.js'
 import {
   findList,
   type ListDeps,
@@ -17,6 +17,7 @@ import {
   setListIntegration,
 } from '../lists/lists.js'
 import type { Store } from '../store/client.js'
+import type { Repositories, StoredFlowRow } from '../store/entities.js'
 import { storedTime } from '../store/time.js'
 import { checkWebhookUrl, sendWebhook } from '../webhooks/http-sender.js'
 import { webhookHeaders } from '../webhooks/signature.js'
@@ -122,58 +123,41 @@ const iso = storedTime
 
 // --- Store ---------------------------------------------------------------------------------------
 
-type StoredFlow = Omit<FlowRow, 'organization_id' | 'nodes' | 'state'> & {
-  organization: string
-  nodes: string
-  state: string
-}
-
-const flowOf = ({ organization, ...row }: StoredFlow): FlowRow => ({
+const flowOf = ({ nodes, state, ...row }: StoredFlowRow): FlowRow => ({
   ...row,
-  organization_id: organization,
-  nodes: JSON.parse(row.nodes) as FlowNodes,
-  state: JSON.parse(row.state || '{}') as Record<string, string>,
+  trigger: row.trigger as FlowTrigger,
+  nodes: JSON.parse(nodes) as FlowNodes,
+  state: JSON.parse(state || '{}') as Record<string, string>,
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at),
 })
 
-const flowColumns = `toString(organization_id) AS organization, id, title, integration_id, trigger, nodes, state,
-  created_at, updated_at`
+/** Flows are read by the event consumer for every event: through the read model, from memory. */
+type FlowRepos = Pick<Repositories, 'flows'>
 
-async function writeFlow(store: Store, flow: FlowRow, deleted = false): Promise<void> {
-  await store.insert('integration_flows', [
-    {
-      ...flow,
-      nodes: JSON.stringify(flow.nodes),
-      state: JSON.stringify(flow.state),
-      version: nextVersion(),
-      is_deleted: deleted ? 1 : 0,
-    },
-  ])
+async function writeFlow(repos: FlowRepos, flow: FlowRow): Promise<void> {
+  await repos.flows.save({ ...flow, nodes: JSON.stringify(flow.nodes), state: JSON.stringify(flow.state) })
 }
 
 /** The organization's flows, newest first; `integrationId` filters by integration type. */
 export async function listFlows(
-  store: Store,
+  repos: FlowRepos,
   organizationId: string,
   integrationId?: string,
 ): Promise<FlowRow[]> {
-  const rows = await store.query<StoredFlow>(
-    `SELECT ${flowColumns} FROM integration_flows FINAL
-     WHERE organization_id = {organizationId:UUID} ${integrationId !== undefined ? 'AND integration_id = {integrationId:String}' : ''}
-     ORDER BY created_at DESC, id`,
-    { organizationId, ...(integrationId !== undefined ? { integrationId } : {}) },
-  )
-  return rows.map(flowOf)
+  const rows = await repos.flows.find({
+    organization_id: organizationId,
+    ...(integrationId !== undefined ? { integration_id: integrationId } : {}),
+  })
+  return rows
+    .map(flowOf)
+    .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at) || (a.id < b.id ? -1 : 1))
 }
 
 /** The flow, or 404 `flow_not_found` (another organization's too). */
-export async function getFlow(store: Store, organizationId: string, flowId: string): Promise<FlowRow> {
+export async function getFlow(repos: FlowRepos, organizationId: string, flowId: string): Promise<FlowRow> {
   if (!flowIdPattern.test(flowId)) throw appError('flow_not_found')
-  const [row] = await store.query<StoredFlow>(
-    `SELECT ${flowColumns} FROM integration_flows FINAL WHERE organization_id = {organizationId:UUID} AND id = {id:String}`,
-    { organizationId, id: flowId },
-  )
+  const row = await repos.flows.get({ organization_id: organizationId, id: flowId })
   if (!row) throw appError('flow_not_found')
   return flowOf(row)
 }
@@ -226,12 +210,12 @@ export async function createFlow(
     created_at: now,
     updated_at: now,
   }
-  await writeFlow(deps.store, flow)
+  await writeFlow(deps.repos, flow)
   return flow
 }
 
-export async function deleteFlow(store: Store, flow: FlowRow): Promise<void> {
-  await writeFlow(store, flow, true)
+export async function deleteFlow(repos: FlowRepos, flow: FlowRow): Promise<void> {
+  await repos.flows.remove({ organization_id: flow.organization_id, id: flow.id })
 }
 
 /** The flow's last runs, newest first. */
@@ -252,11 +236,7 @@ export async function flowRuns(store: Store, flow: FlowRow, limit = 20): Promise
 
 // --- Running -------------------------------------------------------------------------------------
 
-interface TriggeringEvent {
-  eventId: string
-  type: string
-  organizationId: string
-}
+type TriggeringEvent = ConsumedEvent
 
 /** Whether the flow's trigger is this event (the list or ICP config it names, if any). */
 function triggeredBy(flow: FlowRow, event: TriggeringEvent, payload: Record<string, unknown>): boolean {
@@ -273,11 +253,11 @@ function triggeredBy(flow: FlowRow, event: TriggeringEvent, payload: Record<stri
  */
 export async function runFlowsForEvent(deps: FlowDeps, event: TriggeringEvent): Promise<FlowRun[]> {
   if (!(flowTriggers as readonly string[]).includes(event.type)) return []
-  const flows = (await listFlows(deps.store, event.organizationId)).filter(
+  const flows = (await listFlows(deps.repos, event.organizationId)).filter(
     (flow) => flow.trigger === event.type,
   )
   if (flows.length === 0) return []
-  const stored = await readStoredEvent(deps.store, event.eventId)
+  const stored = await storedEventOf(deps.store, event)
   if (!stored) return []
   const payload = JSON.parse(stored.payload) as Record<string, unknown>
   const happenedAt = Date.parse(iso(stored.created_at))
@@ -323,7 +303,7 @@ async function runFlow(
     }
   }
   if (state !== flow.state)
-    await writeFlow(deps.store, { ...flow, state, updated_at: new Date().toISOString() })
+    await writeFlow(deps.repos, { ...flow, state, updated_at: new Date().toISOString() })
   const run: FlowRun = {
     run_id: randomToken('run_', 12),
     flow_id: flow.id,

@@ -382,6 +382,59 @@ export const listsTable: EntityDefinition<ListRow> = {
   },
 }
 
+/** A partner's webhook of one kind (migration 0013); `secret` sealed when SECRET_KEY is set. */
+export interface WebhookConfigRow {
+  partner_id: string
+  kind: 'identification' | 'billing'
+  url: string
+  secret: string
+  enabled: boolean
+  created_at: string
+  updated_at: string
+}
+
+export const webhookConfigsTable: EntityDefinition<WebhookConfigRow> = {
+  table: 'webhook_configs',
+  key: ['partner_id', 'kind'],
+  columns: {
+    partner_id: 'UUID',
+    kind: 'String',
+    url: 'String',
+    secret: 'String',
+    enabled: 'Bool',
+    ...stamps,
+  },
+}
+
+/** An integration flow as stored (migration 0017): `nodes` and `state` are JSON (core integrations/flows.ts). */
+export interface StoredFlowRow {
+  organization_id: string
+  /** `flow_` + 24 hex. */
+  id: string
+  title: string
+  integration_id: string
+  trigger: string
+  nodes: string
+  state: string
+  created_at: string
+  updated_at: string
+}
+
+export const flowsTable: EntityDefinition<StoredFlowRow> = {
+  table: 'integration_flows',
+  key: ['organization_id', 'id'],
+  columns: {
+    organization_id: 'UUID',
+    id: 'String',
+    title: 'String',
+    integration_id: 'String',
+    trigger: 'String',
+    nodes: 'String',
+    state: 'String',
+    ...stamps,
+  },
+}
+
 /** Every entity repository, made once per store by the composition root. */
 export interface Repositories {
   partners: EntityRepository<PartnerRow>
@@ -392,6 +445,8 @@ export interface Repositories {
   pixelConfigs: EntityRepository<PixelConfigRow>
   icpConfigs: EntityRepository<IcpConfigRow>
   lists: EntityRepository<ListRow>
+  webhookConfigs: EntityRepository<WebhookConfigRow>
+  flows: EntityRepository<StoredFlowRow>
   visitors: EntityRepository<VisitorRow>
   companies: EntityRepository<CompanyRow>
 }
@@ -415,6 +470,9 @@ export function createRepositories(store: Store, readModel?: ReadModel): Reposit
     pixelConfigs: small(pixelConfigsTable),
     icpConfigs: small(icpConfigsTable),
     lists: small(listsTable),
+    // Read by the event consumer for every event: from memory, like the other configs.
+    webhookConfigs: small(webhookConfigsTable),
+    flows: small(flowsTable),
     visitors: createEntityRepository(store, visitorsTable),
     // Not from memory: imports and ingest write companies straight to the store, unannounced.
     companies: createEntityRepository(store, companiesTable),

@@ -5,19 +5,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCoordination } from '../coordination/index.js'
 import { secretBox } from '../integrations/secret-box.js'
 import { createStore, type Store } from '../store/client.js'
-import { createRepositories } from '../store/entities.js'
+import { createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { tempDir } from '../testing/temp-dir.js'
 import { readWebhookConfig, updateWebhookConfig, type WebhookDeps } from './webhooks.js'
 
 const tmp = tempDir('vid-webhooks-')
 let store: Store
+let repos: Repositories
 let deps: (allowPrivate: boolean, secretKey?: string) => WebhookDeps
 
 beforeAll(async () => {
   store = createStore({ database: 'default', dataDir: tmp.dir })
   await migrate(store)
-  const repos = createRepositories(store)
+  repos = createRepositories(store)
   const coordination = createCoordination()
   deps = (allowPrivate, secretKey) => ({
     store,
@@ -51,7 +52,7 @@ describe('updateWebhookConfig', () => {
         details: { issues: [{ path: 'url' }] },
       })
     }
-    expect(await readWebhookConfig(store, partnerId, 'identification')).toBeUndefined()
+    expect(await readWebhookConfig(repos, partnerId, 'identification')).toBeUndefined()
     const saved = await updateWebhookConfig(deps(true), partnerId, 'identification', {
       url: 'http://127.0.0.1:8080/hooks',
       secret: 'a-secret-of-sixteen',
@@ -79,15 +80,15 @@ describe('updateWebhookConfig', () => {
       url: 'http://127.0.0.1:8080/billing',
       secret: 'a-plain-secret-of-old',
     })
-    expect((await readWebhookConfig(store, partnerId, 'billing'))?.secret).toBe('a-plain-secret-of-old')
+    expect((await readWebhookConfig(repos, partnerId, 'billing'))?.secret).toBe('a-plain-secret-of-old')
     await updateWebhookConfig(deps(true, key), partnerId, 'billing', { enabled: true })
-    const sealed = (await readWebhookConfig(store, partnerId, 'billing'))!.secret
+    const sealed = (await readWebhookConfig(repos, partnerId, 'billing'))!.secret
     expect(sealed).toMatch(/^v1\./)
     expect(sealed).not.toContain('a-plain-secret-of-old')
     expect(secretBox(key).open(sealed, `webhook:${partnerId}:billing`)).toBe('a-plain-secret-of-old')
     // Another change keeps the same secret, sealed again.
     await updateWebhookConfig(deps(true, key), partnerId, 'billing', { url: 'http://127.0.0.1:8081/billing' })
-    const resealed = (await readWebhookConfig(store, partnerId, 'billing'))!.secret
+    const resealed = (await readWebhookConfig(repos, partnerId, 'billing'))!.secret
     expect(secretBox(key).open(resealed, `webhook:${partnerId}:billing`)).toBe('a-plain-secret-of-old')
     // Without the key a sealed secret cannot be used: a change that keeps it fails rather than lose it.
     await expect(updateWebhookConfig(deps(true), partnerId, 'billing', { enabled: false })).rejects.toThrow(

@@ -10,12 +10,12 @@
 import type { Config } from '../config.js'
 import type { Coordination } from '../coordination/ports.js'
 import { appError } from '../errors.js'
-import { readEventPayload } from '../identification/events.js'
+import { type ConsumedEvent, storedEventOf } from '../identification/events.js'
 import { nextVersion, randomToken } from '../ids.js'
 import { secretBox } from '../integrations/secret-box.js'
 import { managingPartnerId } from '../services/access.js'
 import type { Store } from '../store/client.js'
-import type { Repositories } from '../store/entities.js'
+import type { Repositories, WebhookConfigRow } from '../store/entities.js'
 import { checkWebhookUrl, sendWebhook, type WebhookResponse } from './http-sender.js'
 import { webhookHeaders } from './signature.js'
 
@@ -23,15 +23,7 @@ export const webhookKinds = ['identification', 'billing'] as const
 export type WebhookKind = (typeof webhookKinds)[number]
 export type DeliveryStatus = 'pending' | 'retrying' | 'success' | 'failed'
 
-export interface WebhookConfigRow {
-  partner_id: string
-  kind: WebhookKind
-  url: string
-  secret: string
-  enabled: boolean
-  created_at: string
-  updated_at: string
-}
+export type { WebhookConfigRow }
 
 export interface DeliveryRow {
   id: string
@@ -72,20 +64,14 @@ export interface WebhookDeps {
 }
 
 const now = () => new Date().toISOString()
-const configColumns = 'toString(partner_id) AS partner, kind, url, secret, enabled, created_at, updated_at'
-
-/** The partner's webhook of this kind, as stored (none: undefined). */
+/** The partner's webhook of this kind, as stored (none: undefined); from memory (the read model). */
 export async function readWebhookConfig(
-  store: Store,
+  repos: Pick<Repositories, 'webhookConfigs'>,
   partnerId: string,
   kind: WebhookKind,
 ): Promise<WebhookConfigRow | undefined> {
-  const [row] = await store.query<WebhookConfigRow & { partner: string }>(
-    `SELECT ${configColumns} FROM webhook_configs FINAL
-     WHERE partner_id = {partnerId:UUID} AND kind = {kind:String}`,
-    { partnerId, kind },
-  )
-  return row && { ...row, partner_id: row.partner, enabled: Boolean(row.enabled) }
+  const row = await repos.webhookConfigs.get({ partner_id: partnerId, kind })
+  return row && { ...row, enabled: Boolean(row.enabled) }
 }
 
 /** Where a sealed secret belongs: a secret copied to another partner's row does not open there. */
@@ -129,7 +115,7 @@ export async function updateWebhookConfig(
       throw appError('invalid_request', `url: ${problem}`, { issues: [{ path: 'url', message: problem }] })
     }
   }
-  const current = await readWebhookConfig(deps.store, partnerId, kind)
+  const current = await readWebhookConfig(deps.repos, partnerId, kind)
   const url = change.url ?? current?.url ?? ''
   const plain = change.secret ?? (current ? signingSecret(deps.settings, current) : '')
   const key = deps.settings.secretKey
@@ -142,7 +128,7 @@ export async function updateWebhookConfig(
     created_at: current?.created_at ?? now(),
     updated_at: now(),
   }
-  await deps.store.insert('webhook_configs', [{ ...row, version: nextVersion(), is_deleted: 0 }])
+  await deps.repos.webhookConfigs.save(row)
   return row
 }
 
@@ -170,7 +156,7 @@ export async function enqueueWebhookEvent(
   if (!kind) return undefined
   const partnerId = await managingPartnerId(deps.repos, event.organizationId)
   if (!partnerId) return undefined
-  const config = await readWebhookConfig(deps.store, partnerId, kind)
+  const config = await readWebhookConfig(deps.repos, partnerId, kind)
   if (!config?.enabled || !config.url) return undefined
   const id = `whd_${event.eventId}_${kind}`
   const [existing] = await deps.store.query<{ n: number }>(
@@ -203,9 +189,9 @@ export async function enqueueWebhookEvent(
  */
 export async function enqueueStoredEvent(
   deps: Pick<WebhookDeps, 'store' | 'repos'>,
-  job: { eventId: string; type: string; organizationId: string },
+  job: ConsumedEvent,
 ): Promise<string | undefined> {
-  const payload = await readEventPayload(deps.store, job.eventId)
+  const payload = (await storedEventOf(deps.store, job))?.payload
   if (payload === undefined) return undefined
   return enqueueWebhookEvent(deps, {
     organizationId: job.organizationId,
@@ -345,7 +331,7 @@ async function deliverForPartner(
   ).map(fromStored)
   if (due.length === 0) return 0
   const configs = new Map<WebhookKind, WebhookConfigRow | undefined>()
-  for (const kind of webhookKinds) configs.set(kind, await readWebhookConfig(deps.store, partnerId, kind))
+  for (const kind of webhookKinds) configs.set(kind, await readWebhookConfig(deps.repos, partnerId, kind))
   const deliveries: DeliveryRow[] = []
   const attempts: AttemptRow[] = []
   await eachLimited(due, deps.settings.concurrency, async (delivery) => {
@@ -550,7 +536,7 @@ export async function redeliver(
     created_at: now(),
     updated_at: now(),
   }
-  const result = await attempt(deps, copy, await readWebhookConfig(deps.store, partnerId, copy.kind))
+  const result = await attempt(deps, copy, await readWebhookConfig(deps.repos, partnerId, copy.kind))
   await writeAttempts(deps.store, [result.attempt])
   await writeDeliveries(deps.store, [result.delivery])
   return result.attempt
@@ -567,7 +553,7 @@ export async function testWebhook(
   kind: WebhookKind,
   sample: object,
 ): Promise<{ success: boolean; message: string }> {
-  const config = await readWebhookConfig(deps.store, partnerId, kind)
+  const config = await readWebhookConfig(deps.repos, partnerId, kind)
   if (!config?.url) return { success: false, message: `No ${kind} webhook URL is configured` }
   const eventId = randomToken('test_', 12)
   const eventType = kind === 'identification' ? 'visitor.identified' : 'invoice.paid'
