@@ -9,7 +9,7 @@ const labels = [
   [/^insert credit_ledger/, 'charge: insert (1 row)'],
   [/FROM companies FINAL WHERE domain IN/, 'companies by contact domain'],
   [/FROM visitors FINAL WHERE organization_id = .+? AND id IN/s, 'visitors read (per org)'],
-  [/FROM page_views\s+WHERE organization_id/, 'first seen, page_views (per org)'],
+  [/AS first FROM sessions/, 'first seen, sessions (per org)'],
   [/FROM sessions FINAL/, 'event: visitor profile (sessions)'],
   [/\borganizations\b/, 'organization row (repo)'],
   [/\bpixel_configs\b/, 'event: pixel config (repo)'],
@@ -18,7 +18,10 @@ const labels = [
   [/^insert events/, 'insert events'],
   [/^insert visitors/, 'insert visitors'],
   [/^insert page_views/, 'insert page_views (the batch)'],
-  [/FROM events\b/, 'events read (dispatcher)'],
+  [/FROM events FINAL WHERE dispatched_at IS NULL/, 'events: pending (dispatcher)'],
+  [/LIMIT 1 BY event_id/, 'events: payloads of the queued (dispatcher)'],
+  [/^INSERT INTO events/, 'events: marks (consumer)'],
+  [/FROM events\b/, 'events read'],
 ]
 
 /** What a call is, from its SQL or `insert <table>`; else the SQL's first 60 characters. */

@@ -8,6 +8,7 @@ import { getVisitorProfile } from '../services/visitors.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
+import { storedTime } from '../store/time.js'
 import { tempDir } from '../testing/temp-dir.js'
 import { readEvents } from './events.js'
 import { createIdentifiedVisitors } from './identified-visitors.js'
@@ -200,6 +201,9 @@ describe('identifyVisitors', () => {
       page_views: [{ url: 'https://shop.test/demo' }],
     })
     expect(payload.page_views).toHaveLength(1)
+    // First seen: the earlier session's start (read from the sessions), not this hit.
+    const row = await visitorRow(org, later.visitorId)
+    expect(Date.parse(storedTime(row!.first_seen_at))).toBeLessThan(Date.parse(at) - 30_000)
   })
 
   it('charges that cross the credit thresholds store credits.low and credits.exhausted, once per grant', async () => {
