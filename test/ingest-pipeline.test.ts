@@ -289,11 +289,13 @@ describe('enrichment and sessions', () => {
     expect(await balance()).toBe(credits - 1)
     // Stored before the visitor row said so, then handed to the job queue by the worker.
     const event = await eventually(async () => {
-      const [row] = await server.store.query<{ payload: string; dispatched_at: string | null }>(
-        "SELECT payload, dispatched_at FROM events FINAL WHERE visitor_id = {visitor:UUID} AND type = 'visitor.identified'",
+      const [row] = await server.store.query<{ payload: string; marks: number }>(
+        `SELECT payload, (SELECT count() FROM event_marks WHERE event_id IN (
+            SELECT event_id FROM events WHERE visitor_id = {visitor:UUID} AND type = 'visitor.identified')) AS marks
+         FROM events FINAL WHERE visitor_id = {visitor:UUID} AND type = 'visitor.identified'`,
         { visitor },
       )
-      return row?.dispatched_at ? row : undefined
+      return Number(row?.marks) > 0 ? row : undefined
     })
     expect(JSON.parse(event.payload)).toMatchObject({
       event_type: 'visitor.identified',

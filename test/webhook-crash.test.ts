@@ -114,8 +114,8 @@ async function stopAndRead(dataDir: string, organizationId: string) {
       `SELECT
          (SELECT uniqExact(event_id) FROM events
           WHERE organization_id = {organizationId:UUID} AND type = 'visitor.identified') AS events,
-         (SELECT uniqExact(event_id) FROM events
-          WHERE organization_id = {organizationId:UUID} AND dispatched_at IS NOT NULL) AS dispatched,
+         (SELECT uniqExact(event_id) FROM event_marks WHERE event_id IN (SELECT event_id FROM events
+          WHERE organization_id = {organizationId:UUID})) AS dispatched,
          (SELECT count() FROM webhook_deliveries FINAL WHERE organization_id = {organizationId:UUID}) AS queued,
          (SELECT count() FROM webhook_deliveries FINAL
           WHERE organization_id = {organizationId:UUID} AND status = 'success') AS delivered`,

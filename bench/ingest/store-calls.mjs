@@ -18,9 +18,9 @@ const labels = [
   [/^insert events/, 'insert events'],
   [/^insert visitors/, 'insert visitors'],
   [/^insert page_views/, 'insert page_views (the batch)'],
-  [/FROM events FINAL WHERE dispatched_at IS NULL/, 'events: pending (dispatcher)'],
+  [/FROM events FINAL\s+WHERE dispatched_at IS NULL/, 'events: pending (dispatcher)'],
   [/LIMIT 1 BY event_id/, 'events: payloads of the queued (dispatcher)'],
-  [/^INSERT INTO events/, 'events: marks (consumer)'],
+  [/^insert event_marks/, 'events: marks (consumer)'],
   [/FROM events\b/, 'events read'],
 ]
 

@@ -111,6 +111,39 @@ describe('events', () => {
     }
   })
 
+  it('an event another process stored is queued with its payload read from the store; one marked in the events table stays marked', async () => {
+    const org = newId()
+    const [fromElsewhere, markedBefore] = [event(org, newId()), event(org, newId())]
+    // Written straight to the store, as another process (or this one before a restart) wrote them;
+    // the second with the mark events carried before migration 0018.
+    await store.insert('events', [
+      { ...fromElsewhere, dispatched_at: null, version: 1 },
+      { ...markedBefore, dispatched_at: new Date().toISOString(), version: 2 },
+    ])
+    const coordination = createCoordination()
+    try {
+      const jobs: EventJob[] = []
+      coordination.jobs.process<EventJob>(eventJobName, async (job) => {
+        if (job.data.organizationId === org) jobs.push(job.data)
+      })
+      const inFlight = new InFlightEvents()
+      await dispatchEvents({ store, coordination }, inFlight)
+      expect(inFlight.has(fromElsewhere.event_id)).toBe(true)
+      expect(inFlight.has(markedBefore.event_id)).toBe(false)
+      await vi.waitFor(() => expect(jobs).toHaveLength(1))
+      expect(jobs[0]).toMatchObject({ eventId: fromElsewhere.event_id, payload: fromElsewhere.payload })
+      const marked = await readEvents(store, { organizationId: org })
+      expect(marked.map((e) => [e.event_id, e.dispatched_at !== null])).toEqual(
+        expect.arrayContaining([
+          [fromElsewhere.event_id, false],
+          [markedBefore.event_id, true],
+        ]),
+      )
+    } finally {
+      await coordination.close()
+    }
+  })
+
   it('an event queued but never consumed (its process died with the queue) is queued again by the next process', async () => {
     const org = newId()
     await appendEvents(store, [event(org, newId())])

@@ -63,6 +63,15 @@ export function eventIdOf(type: EventType, organizationId: string, subject: stri
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
 }
 
+/**
+ * The payloads of the events this process stored lately, until its dispatcher queues them, so the
+ * dispatcher reads none of them back: `events` is ordered by event id in 8,192-row granules, and
+ * a read of a batch of random ids goes through nearly every stored payload. Events another
+ * process stored, or stored before a restart, are read from the store.
+ */
+const recentPayloads = new Map<string, { payload: string; created_at: string }>()
+const recentPayloadsMax = 5_000
+
 /** Stores events (one insert); storing an event again keeps one. */
 export async function appendEvents(store: Store, events: readonly StoredEvent[]): Promise<void> {
   if (events.length === 0) return
@@ -70,12 +79,16 @@ export async function appendEvents(store: Store, events: readonly StoredEvent[])
     'events',
     events.map((event) => ({ ...event, dispatched_at: null, version: nextVersion() })),
   )
+  for (const event of events) {
+    if (recentPayloads.size >= recentPayloadsMax) recentPayloads.delete(recentPayloads.keys().next().value!)
+    recentPayloads.set(event.event_id, { payload: event.payload, created_at: event.created_at })
+  }
 }
 
 /**
  * Stores the events whose ids are not stored yet. For producers that may replay (billing, ICP
- * matches): storing an event again would write a new version with `dispatched_at` unset, and its
- * consumers would run again.
+ * matches): storing an event again rewrites its payload for nothing, and an event marked before
+ * marks had their own table (migration 0018) would lose its mark, so its consumers would run again.
  */
 export async function appendNewEvents(store: Store, events: readonly StoredEvent[]): Promise<void> {
   if (events.length === 0) return
@@ -117,10 +130,15 @@ export async function readEvents(
   filter: { organizationId: string; type?: EventType },
 ): Promise<(StoredEvent & { dispatched_at: string | null })[]> {
   return store.query(
-    `SELECT event_id, type, organization_id, visitor_id, payload, created_at, dispatched_at
-     FROM events FINAL
-     WHERE organization_id = {organizationId:UUID} ${filter.type ? 'AND type = {type:String}' : ''}
-     ORDER BY created_at, event_id`,
+    `SELECT e.event_id AS event_id, e.type AS type, e.organization_id AS organization_id,
+       e.visitor_id AS visitor_id, e.payload AS payload, e.created_at AS created_at,
+       if(isNull(e.dispatched_at), m.dispatched_at, e.dispatched_at) AS dispatched_at
+     FROM (SELECT * FROM events FINAL
+       WHERE organization_id = {organizationId:UUID} ${filter.type ? 'AND type = {type:String}' : ''}) AS e
+     LEFT JOIN (SELECT event_id, min(dispatched_at) AS dispatched_at FROM event_marks GROUP BY event_id) AS m
+       ON m.event_id = e.event_id
+     ORDER BY e.created_at, e.event_id
+     SETTINGS join_use_nulls = 1`,
     { organizationId: filter.organizationId, ...(filter.type ? { type: filter.type } : {}) },
   )
 }
@@ -147,22 +165,31 @@ export async function dispatchEvents(
 ): Promise<number> {
   const pending = await deps.store.query<Omit<StoredEvent, 'payload' | 'created_at'>>(
     `SELECT event_id, type, organization_id, visitor_id
-     FROM events FINAL WHERE dispatched_at IS NULL ORDER BY created_at, event_id LIMIT {limit:UInt32}`,
+     FROM events FINAL
+     WHERE dispatched_at IS NULL AND event_id NOT IN (SELECT event_id FROM event_marks)
+     ORDER BY created_at, event_id LIMIT {limit:UInt32}`,
     { limit: dispatchPage },
   )
   inFlight.retainOnly(pending.map((event) => event.event_id))
   const toQueue = pending.filter((event) => !inFlight.has(event.event_id))
   if (toQueue.length === 0) return 0
-  // The payloads in one read, carried by the jobs: no consumer reads the event again.
-  const stored = new Map(
-    (
-      await deps.store.query<{ id: string; payload: string; created_at: string }>(
-        `SELECT toString(event_id) AS id, payload, created_at FROM events
-         WHERE event_id IN {ids:Array(UUID)} LIMIT 1 BY event_id`,
-        { ids: toQueue.map((event) => event.event_id) },
-      )
-    ).map((row) => [row.id, row]),
-  )
+  // The payloads carried by the jobs, so no consumer reads the event again: those this process
+  // stored from memory, the others in one read.
+  const stored = new Map<string, { payload: string; created_at: string }>()
+  for (const { event_id: id } of toQueue) {
+    const recent = recentPayloads.get(id)
+    if (recent) stored.set(id, recent)
+    recentPayloads.delete(id)
+  }
+  const unread = toQueue.map((event) => event.event_id).filter((id) => !stored.has(id))
+  if (unread.length > 0) {
+    const rows = await deps.store.query<{ id: string; payload: string; created_at: string }>(
+      `SELECT toString(event_id) AS id, payload, created_at FROM events
+       WHERE event_id IN {ids:Array(UUID)} LIMIT 1 BY event_id`,
+      { ids: unread },
+    )
+    for (const row of rows) stored.set(row.id, row)
+  }
   for (const event of toQueue) {
     const job: EventJob = {
       eventId: event.event_id,
@@ -211,17 +238,13 @@ export class InFlightEvents {
   }
 }
 
-/**
- * Marks events dispatched: a new version of each stored event with `dispatched_at` set, written by
- * the store itself (one INSERT ... SELECT, the payload never leaves it).
- */
+/** Marks events dispatched: one row each in `event_marks` (one insert, nothing read). */
 export async function markEventsDispatched(store: Store, eventIds: readonly string[]): Promise<void> {
   if (eventIds.length === 0) return
-  await store.command(
-    `INSERT INTO events (event_id, type, organization_id, visitor_id, payload, created_at, dispatched_at, version)
-     SELECT event_id, type, organization_id, visitor_id, payload, created_at, now64(3), {version:UInt64}
-     FROM events FINAL WHERE event_id IN {eventIds:Array(UUID)} AND dispatched_at IS NULL`,
-    { eventIds: [...eventIds], version: nextVersion() },
+  const at = new Date().toISOString()
+  await store.insert(
+    'event_marks',
+    eventIds.map((eventId) => ({ event_id: eventId, dispatched_at: at })),
   )
 }
 
