@@ -19,7 +19,8 @@
 // --first-share (0.1): about that share of identify hits identify their visitor for the first time
 // (see createIdentifyTraffic in traffic.mjs). /metrics counts what identification did per round.
 // --store-timing preloads store-timing.mjs into the server and prints, for pure and mix rounds, the
-// server's Store calls by kind: calls per second, milliseconds per call, seconds in calls per second.
+// server's Store calls by kind: calls per second, milliseconds per call, seconds in calls per second;
+// then the engine's counters per second (system.events: rows and bytes read, merges, query CPU).
 //
 // Both servers run as child processes; autocannon drives them alternately, round by round, with
 // the same connections. Throughput is 2xx answers / duration (autocannon's per-second average
@@ -338,25 +339,30 @@ async function identifications() {
 /** --store-timing: the server's Store call totals so far (store-timing.mjs writes them on SIGUSR2). */
 let timingSequence = 0
 async function storeTimings() {
-  if (!values['store-timing']) return {}
+  if (!values['store-timing']) return { totals: {}, engine: {} }
   timingSequence += 1
   server.child.kill('SIGUSR2')
   for (let wait = 0; wait < 100; wait++) {
     await new Promise((resolve) => setTimeout(resolve, 20))
     try {
-      const { sequence, totals } = JSON.parse(readFileSync(storeTimingFile, 'utf8'))
-      if (sequence === timingSequence) return totals
+      const { sequence, totals, engine } = JSON.parse(readFileSync(storeTimingFile, 'utf8'))
+      if (sequence === timingSequence) return { totals, engine: engine ?? {} }
     } catch {}
   }
   throw new Error('the server wrote no store timings (--store-timing)')
 }
 const timingsOf = { pure: {}, mix: {} }
-const addTimings = (into, before, after) => {
-  for (const [label, { calls, ms }] of Object.entries(after)) {
-    into[label] ??= { calls: 0, ms: 0 }
-    const entry = into[label]
-    entry.calls += calls - (before[label]?.calls ?? 0)
-    entry.ms += ms - (before[label]?.ms ?? 0)
+/** The engine's counters (system.events) over the measured rounds of each kind. */
+const engineOf = { pure: {}, mix: {} }
+const addTimings = (kind, before, after) => {
+  for (const [label, { calls, ms }] of Object.entries(after.totals)) {
+    timingsOf[kind][label] ??= { calls: 0, ms: 0 }
+    const entry = timingsOf[kind][label]
+    entry.calls += calls - (before.totals[label]?.calls ?? 0)
+    entry.ms += ms - (before.totals[label]?.ms ?? 0)
+  }
+  for (const [counter, value] of Object.entries(after.engine)) {
+    engineOf[kind][counter] = (engineOf[kind][counter] ?? 0) + value - (before.engine[counter] ?? value)
   }
 }
 /**
@@ -375,11 +381,11 @@ async function settle() {
   return { queuedBytes, drainMs }
 }
 const drivePure = async (timed) => {
-  const timingsBefore = timed ? await storeTimings() : {}
+  const timingsBefore = timed ? await storeTimings() : undefined
   const cpuBefore = cpuMs(ingestTarget.pid)
   const result = await drive(ingestTarget, request, ack)
   await settle()
-  if (timed) addTimings(timingsOf.pure, timingsBefore, await storeTimings())
+  if (timed) addTimings('pure', timingsBefore, await storeTimings())
   return {
     ...result,
     cpuPerRequestUs: ((cpuMs(ingestTarget.pid) - cpuBefore) * 1000) / Math.max(1, result.ok),
@@ -392,12 +398,12 @@ async function identifyQueueBytes() {
 }
 const driveMix = async (timed) => {
   const before = await identifications()
-  const timingsBefore = timed ? await storeTimings() : {}
+  const timingsBefore = timed ? await storeTimings() : undefined
   const ackedBefore = identifyAcked
   const cpuBefore = cpuMs(ingestTarget.pid)
   const result = await drive(ingestTarget, mixRequest, ackMix)
   const { queuedBytes, drainMs } = await settle()
-  if (timed) addTimings(timingsOf.mix, timingsBefore, await storeTimings())
+  if (timed) addTimings('mix', timingsBefore, await storeTimings())
   const after = await identifications()
   return {
     ...result,
@@ -506,6 +512,18 @@ if (values['store-timing']) {
       : `${'-'.padStart(13)} ${''.padStart(8)} ${''.padStart(12)}`
   for (const label of labels) {
     console.log(`  ${label.padEnd(42)} ${cells(timingsOf.pure[label])} | ${cells(timingsOf.mix[label])}`)
+  }
+  // What the engine did per second, whoever asked (merges included): work, not waiting.
+  console.log('')
+  console.log(
+    `${'server engine counters (system.events) per second'.padEnd(54)} ${'pure'.padStart(12)} | ${'mix'.padStart(12)}`,
+  )
+  for (const counter of Object.keys(engineOf.mix)) {
+    const perSecond = (kind) =>
+      Math.round((engineOf[kind][counter] ?? 0) / seconds)
+        .toLocaleString('en-US')
+        .padStart(12)
+    console.log(`  ${counter.padEnd(52)} ${perSecond('pure')} | ${perSecond('mix')}`)
   }
 }
 finish(lostPure === 0 && lostMix === 0 && duplicated === 0)
