@@ -19,7 +19,7 @@ const labels = [
   [/^insert visitors/, 'insert visitors'],
   [/^insert page_views/, 'insert page_views (the batch)'],
   [/FROM events FINAL\s+WHERE dispatched_at IS NULL/, 'events: pending (dispatcher)'],
-  [/LIMIT 1 BY event_id/, 'events: payloads of the queued (dispatcher)'],
+  [/LIMIT 1 BY event_id/, 'events: payloads by id (dispatcher)'],
   [/^insert event_marks/, 'events: marks (consumer)'],
   [/FROM events\b/, 'events read'],
 ]

@@ -14,5 +14,11 @@ export function createBoundedCache<V>(maxEntries: number) {
       map.set(key, value)
       return value
     },
+    /** Removes the entry and returns what it held (a value taken once). */
+    take(key: string): V | undefined {
+      const value = map.get(key)
+      map.delete(key)
+      return value
+    },
   }
 }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { createBoundedCache } from '../bounded-cache.js'
 import type { Coordination } from '../coordination/ports.js'
 import { type ConsumedEvent, storedEventOf } from '../identification/events.js'
 import { managingPartnerId } from '../services/access.js'
@@ -120,8 +121,7 @@ export async function sendLifecycleEmail(deps: LifecycleEmailDeps, job: Lifecycl
  * earlier time (a hit held back by its browser) is not seen as first here; the email is still sent
  * once, by the event that was first when it was consumed, since the send is deduplicated.
  */
-const firstIdentified = new Map<string, string>()
-const firstIdentifiedMax = 10_000
+const firstIdentified = createBoundedCache<string>(10_000)
 
 async function firstIdentifiedEvent(store: Store, organizationId: string): Promise<string | undefined> {
   const known = firstIdentified.get(organizationId)
@@ -131,10 +131,7 @@ async function firstIdentifiedEvent(store: Store, organizationId: string): Promi
      WHERE organization_id = {organizationId:UUID} AND type = 'visitor.identified' HAVING count() > 0`,
     { organizationId },
   )
-  if (!first?.event_id) return undefined
-  if (firstIdentified.size >= firstIdentifiedMax) firstIdentified.clear()
-  firstIdentified.set(organizationId, first.event_id)
-  return first.event_id
+  return first?.event_id ? firstIdentified.set(organizationId, first.event_id) : undefined
 }
 
 /**

@@ -4,6 +4,7 @@
 // dispatched once its consumers ran; a crash in between dispatches it again under the same job id,
 // and consumers deduplicate by event id (at-least-once).
 import { createHash } from 'node:crypto'
+import { createBoundedCache } from '../bounded-cache.js'
 import { startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination } from '../coordination/ports.js'
 import { nextVersion } from '../ids.js'
@@ -69,8 +70,13 @@ export function eventIdOf(type: EventType, organizationId: string, subject: stri
  * a read of a batch of random ids goes through nearly every stored payload. Events another
  * process stored, or stored before a restart, are read from the store.
  */
-const recentPayloads = new Map<string, { payload: string; created_at: string }>()
-const recentPayloadsMax = 5_000
+const recentPayloads = createBoundedCache<EventPayload>(5_000)
+
+/** What a job carries of its stored event. */
+interface EventPayload {
+  payload: string
+  created_at: string
+}
 
 /** Stores events (one insert); storing an event again keeps one. */
 export async function appendEvents(store: Store, events: readonly StoredEvent[]): Promise<void> {
@@ -80,7 +86,6 @@ export async function appendEvents(store: Store, events: readonly StoredEvent[])
     events.map((event) => ({ ...event, dispatched_at: null, version: nextVersion() })),
   )
   for (const event of events) {
-    if (recentPayloads.size >= recentPayloadsMax) recentPayloads.delete(recentPayloads.keys().next().value!)
     recentPayloads.set(event.event_id, { payload: event.payload, created_at: event.created_at })
   }
 }
@@ -113,15 +118,25 @@ export async function appendNewEvents(store: Store, events: readonly StoredEvent
 export async function storedEventOf(
   store: Store,
   job: Pick<EventJob, 'eventId' | 'payload' | 'createdAt'>,
-): Promise<{ payload: string; created_at: string } | undefined> {
+): Promise<EventPayload | undefined> {
   if (job.payload !== undefined && job.createdAt !== undefined) {
     return { payload: job.payload, created_at: job.createdAt }
   }
-  const [event] = await store.query<{ payload: string; created_at: string }>(
-    'SELECT payload, created_at FROM events WHERE event_id = {eventId:UUID} LIMIT 1',
-    { eventId: job.eventId },
+  return (await readEventPayloads(store, [job.eventId])).get(job.eventId)
+}
+
+/** Stored events' payloads and times by id, in one read (every version of an event holds the same). */
+async function readEventPayloads(
+  store: Store,
+  eventIds: readonly string[],
+): Promise<Map<string, EventPayload>> {
+  if (eventIds.length === 0) return new Map()
+  const rows = await store.query<EventPayload & { id: string }>(
+    `SELECT toString(event_id) AS id, payload, created_at FROM events
+     WHERE event_id IN {ids:Array(UUID)} LIMIT 1 BY event_id`,
+    { ids: [...eventIds] },
   )
-  return event
+  return new Map(rows.map(({ id, ...event }) => [id, event]))
 }
 
 /** The stored events, oldest first (tests and the admin look at them). */
@@ -175,29 +190,22 @@ export async function dispatchEvents(
   if (toQueue.length === 0) return 0
   // The payloads carried by the jobs, so no consumer reads the event again: those this process
   // stored from memory, the others in one read.
-  const stored = new Map<string, { payload: string; created_at: string }>()
+  const stored = new Map<string, EventPayload>()
   for (const { event_id: id } of toQueue) {
-    const recent = recentPayloads.get(id)
+    const recent = recentPayloads.take(id)
     if (recent) stored.set(id, recent)
-    recentPayloads.delete(id)
   }
   const unread = toQueue.map((event) => event.event_id).filter((id) => !stored.has(id))
-  if (unread.length > 0) {
-    const rows = await deps.store.query<{ id: string; payload: string; created_at: string }>(
-      `SELECT toString(event_id) AS id, payload, created_at FROM events
-       WHERE event_id IN {ids:Array(UUID)} LIMIT 1 BY event_id`,
-      { ids: unread },
-    )
-    for (const row of rows) stored.set(row.id, row)
-  }
+  for (const [id, event] of await readEventPayloads(deps.store, unread)) stored.set(id, event)
   for (const event of toQueue) {
+    const { payload, created_at: createdAt } = stored.get(event.event_id) ?? {}
     const job: EventJob = {
       eventId: event.event_id,
       type: event.type,
       organizationId: event.organization_id,
       visitorId: event.visitor_id,
-      payload: stored.get(event.event_id)?.payload,
-      createdAt: stored.get(event.event_id)?.created_at,
+      payload,
+      createdAt,
     }
     await deps.coordination.jobs.add(eventJobName, job, {
       jobId: `event:${event.event_id}`,
