@@ -10,7 +10,7 @@ const labels = [
   [/FROM companies FINAL WHERE domain IN/, 'companies by contact domain'],
   [/FROM visitors FINAL WHERE organization_id = .+? AND id IN/s, 'visitors read (per org)'],
   [/AS first FROM sessions/, 'first seen, sessions (per org)'],
-  [/FROM sessions FINAL/, 'event: visitor profile (sessions)'],
+  [/FROM sessions FINAL|argMinMerge\(first_page_view\)/, 'event: visitor profile (sessions)'],
   [/\borganizations\b/, 'organization row (repo)'],
   [/\bpixel_configs\b/, 'event: pixel config (repo)'],
   [/\bicp_configs\b/, 'event: ICP configs (repo)'],

@@ -4,7 +4,7 @@ import { createStore, type QueryParams, type Store } from '../store/client.js'
 import { blankContactFields, createRepositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { tempDir } from '../testing/temp-dir.js'
-import { getVisitorProfile } from './visitors.js'
+import { getVisitorProfile, getVisitorProfiles } from './visitors.js'
 
 // The profile on the real embedded store, through a store that counts the queries it is asked.
 const tmp = tempDir('vid-visitors-')
@@ -159,5 +159,39 @@ describe('getVisitorProfile', () => {
     expect(profile?.sessions.every((s) => !('ipAddress' in s))).toBe(true)
     expect(await getVisitorProfile(counted, newId(), visitor, { ipTracking: true })).toBeUndefined()
     expect(await getVisitorProfile(counted, org, 'not-a-uuid', { ipTracking: true })).toBeUndefined()
+  })
+})
+
+describe('getVisitorProfiles', () => {
+  it('reads each visitor as getVisitorProfile does, from rows spread over several parts', async () => {
+    // A second visitor of the organization, its session written in three inserts (three parts).
+    const other = newId()
+    const session = newId()
+    for (const [at, path] of [
+      ['2026-03-03T09:00:00.000Z', '/a'],
+      ['2026-03-03T09:05:00.000Z', '/b'],
+      ['2026-03-03T09:07:00.000Z', '/c'],
+    ] as const) {
+      await store.insert('page_views', [{ ...event(session, at, { path }), visitor_id: other }])
+    }
+    const options = { ipTracking: true }
+    const profiles = await getVisitorProfiles(counted, org, [visitor, other, newId()], options)
+    expect([...profiles.keys()].sort()).toEqual([visitor, other].sort())
+    for (const id of [visitor, other]) {
+      expect(profiles.get(id)).toEqual(await getVisitorProfile(store, org, id, options))
+    }
+    expect(profiles.get(other)?.pageViews.map((p) => p.url)).toEqual([
+      'https://shop.test/c',
+      'https://shop.test/b',
+      'https://shop.test/a',
+    ])
+    // Only the sessions asked for, with the identity row.
+    const oneSession = await getVisitorProfiles(counted, org, [visitor], { ...options, sessionIds: [early] })
+    expect(oneSession.get(visitor)?.sessions.map((s) => s.id)).toEqual([early])
+    expect(oneSession.get(visitor)?.contact).toMatchObject({ email: 'ada@example.com' })
+    expect(oneSession.get(visitor)?.sessions[0]).toEqual(
+      (await getVisitorProfile(store, org, visitor, options))?.sessions.find((s) => s.id === early),
+    )
+    expect((await getVisitorProfiles(counted, newId(), [visitor], options)).size).toBe(0)
   })
 })
