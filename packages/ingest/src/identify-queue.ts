@@ -1,9 +1,9 @@
 // Identification off the acknowledgement path. The identify hits of a batch written to ClickHouse
 // are appended to a local queue (a spool in DATA_DIR/identify-queue) and the batch is acknowledged;
 // a worker identifies everything waiting at most every `batchMs`, in one `identifyVisitors` call.
-// One call for a second of identify hits costs about what a call for a tenth of a second did (a
-// contacts lookup, a visitors read, one insert each), so identification keeps up with ingest at a
-// small share of its CPU, and no hit waits for it (bench/README.md, "Identify hits").
+// One call for a few seconds of identify hits costs about what a call for a tenth of a second did
+// (a contacts lookup, a visitors read, one insert each), so identification keeps up with ingest at
+// a small share of its CPU, and no hit waits for it (bench/README.md, "Identify hits").
 //
 // At least once: a batch of the queue is committed only after it was identified, and
 // identification is idempotent (a visitor identified before is skipped; credits and events are
@@ -19,7 +19,7 @@ export interface IdentifyQueueOptions {
   spool: Spool<IdentifyHit>
   /** Identifies the hits (core `identifyVisitors` and what follows it). */
   identify(rows: IdentifyHit[]): Promise<void>
-  /** How long identify hits wait to be identified together (default 1,000 ms). */
+  /** How long identify hits wait to be identified together (default 3,000 ms). */
   batchMs?: number
   /** At most this many hits per call (default 10,000); more wait for the next call. */
   maxRows?: number
@@ -52,7 +52,7 @@ const silent: LogLike = { warn() {}, error() {}, info() {} }
  */
 export function createIdentifyQueue(options: IdentifyQueueOptions): IdentifyQueue {
   const { spool } = options
-  const batchMs = options.batchMs ?? 1000
+  const batchMs = options.batchMs ?? 3000
   const maxRows = options.maxRows ?? 10_000
   const maxAttempts = options.maxAttempts ?? 8
   const retryMin = options.retryMinMs ?? 250
