@@ -485,7 +485,7 @@ console.log(
 )
 console.log(
   `identification lag           the mix's identify hits all identified ${median(results.mix.map((r) => r.drainMs)).toFixed(0)} ms ` +
-    `after its round ended (median; IDENTIFY_BATCH_MS ${process.env.IDENTIFY_BATCH_MS ?? 1000}); CPU per request counts each round's work until ${settleMs} ms after that`,
+    `after its round ended (median; IDENTIFY_BATCH_MS ${process.env.IDENTIFY_BATCH_MS ?? '3000, the default'}); CPU per request counts each round's work until ${settleMs} ms after that`,
 )
 console.log(
   `loss check                   pure: ${acknowledged.size} acknowledged, ${lostPure} lost; ` +
