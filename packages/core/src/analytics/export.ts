@@ -57,69 +57,81 @@ export async function* exportVisitorStatistics(
     },
   )
   const slices = Math.max(1, Math.ceil(Number(estimate?.n ?? 0) / pageSize))
-  const s = rollupScope(
-    query,
-    `${company.where} AND cityHash64(visitor_id) % {slices:UInt64} = {slice:UInt64}`,
-  )
+  // The slice's visitors wherever a visitor id is read: each slice joins its own visitors and
+  // scores, not the organization's.
+  const inSlice = (column: string) => `cityHash64(${column}) % {slices:UInt64} = {slice:UInt64}`
+  const s = rollupScope(query, `${company.where} AND ${inSlice('visitor_id')}`)
   const active = query.configs.filter((config) => config.is_active)
-  for (let slice = 0; slice < slices; slice++) {
-    const rows = await store.query<Record<string, string | number | null>>(
+  const sliceRows = (slice: number) =>
+    store.query<Record<string, string | number | null>>(
       `${s.with}
-      SELECT toString(f.visitor_id) AS visitor, f.sessions AS sessions, f.page_views AS page_views,
-        f.first_seen AS first_seen, f.last_seen AS last_seen,
-        v.email AS email, v.first_name AS first_name, v.last_name AS last_name, v.job_title AS job_title,
-        v.identified_at AS identified_at,
-        if(v.company_id != '', v.company_id, f.hit_company_id) AS company_id,
-        c.name AS company_name, c.domain AS company_domain,
-        s.icp AS icp, s.persona AS persona
-      FROM (
-        SELECT visitor_id,
-          uniqExact(session_id) AS sessions,
-          sum(page_view_count) AS page_views,
-          min(first_hit_at) AS first_seen,
-          max(last_hit_at) AS last_seen,
-          argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
-        ${s.from}
-        GROUP BY visitor_id
-      ) AS f
-      LEFT JOIN (
-        SELECT id, email, first_name, last_name, job_title, company_id, identified_at
-        FROM visitors FINAL WHERE organization_id = {organizationId:UUID}
-      ) AS v ON v.id = f.visitor_id
-      LEFT JOIN (SELECT id, name, domain FROM companies FINAL) AS c
-        ON c.id = if(v.company_id != '', v.company_id, f.hit_company_id)
-      LEFT JOIN (
-        SELECT visitor_id, max(matched) AS icp, max(persona AND config_id IN {personaConfigIds:Array(String)}) AS persona
-        FROM icp_scores FINAL
-        WHERE organization_id = {organizationId:UUID} AND config_id IN {icpConfigIds:Array(String)}
-        GROUP BY visitor_id
-      ) AS s ON s.visitor_id = f.visitor_id
-      ORDER BY f.visitor_id`,
+        SELECT toString(f.visitor_id) AS visitor, f.sessions AS sessions, f.page_views AS page_views,
+          f.first_seen AS first_seen, f.last_seen AS last_seen,
+          v.email AS email, v.first_name AS first_name, v.last_name AS last_name, v.job_title AS job_title,
+          v.identified_at AS identified_at,
+          if(v.company_id != '', v.company_id, f.hit_company_id) AS company_id,
+          c.name AS company_name, c.domain AS company_domain,
+          s.icp AS icp, s.persona AS persona
+        FROM (
+          SELECT visitor_id,
+            uniqExact(session_id) AS sessions,
+            sum(page_view_count) AS page_views,
+            min(first_hit_at) AS first_seen,
+            max(last_hit_at) AS last_seen,
+            argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
+          ${s.from}
+          GROUP BY visitor_id
+        ) AS f
+        LEFT JOIN (
+          SELECT id, email, first_name, last_name, job_title, company_id, identified_at
+          FROM visitors FINAL WHERE organization_id = {organizationId:UUID} AND ${inSlice('id')}
+        ) AS v ON v.id = f.visitor_id
+        LEFT JOIN (SELECT id, name, domain FROM companies FINAL) AS c
+          ON c.id = if(v.company_id != '', v.company_id, f.hit_company_id)
+        LEFT JOIN (
+          SELECT visitor_id, max(matched) AS icp, max(persona AND config_id IN {personaConfigIds:Array(String)}) AS persona
+          FROM icp_scores FINAL
+          WHERE organization_id = {organizationId:UUID} AND config_id IN {icpConfigIds:Array(String)}
+            AND ${inSlice('visitor_id')}
+          GROUP BY visitor_id
+        ) AS s ON s.visitor_id = f.visitor_id
+        ORDER BY f.visitor_id`,
       { ...s.params, ...company.params, slices, slice, icpConfigIds: active.map((config) => config.id) },
     )
-    for (const row of rows) {
-      const companyId = String(row.company_id ?? '')
-      yield {
-        id: String(row.visitor),
-        email: String(row.email ?? ''),
-        firstName: String(row.first_name ?? ''),
-        lastName: String(row.last_name ?? ''),
-        jobTitle: String(row.job_title ?? ''),
-        company: companyId
-          ? {
-              id: companyId,
-              name: String(row.company_name || companyId),
-              domain: String(row.company_domain ?? ''),
-            }
-          : null,
-        sessions: Number(row.sessions),
-        pageViews: Number(row.page_views),
-        firstSeenAt: iso(String(row.first_seen)),
-        lastSeenAt: iso(String(row.last_seen)),
-        identifiedAt: row.identified_at ? iso(String(row.identified_at)) : null,
-        icp: Number(row.icp) === 1,
-        personaMatch: Number(row.persona) === 1,
+  // The next slice is asked for before this one is written out: the engine computes it while the
+  // rows of this one become CSV (two slices in memory at most, whatever the download's size).
+  let next = sliceRows(0)
+  try {
+    for (let slice = 0; slice < slices; slice++) {
+      const rows = await next
+      if (slice + 1 < slices) next = sliceRows(slice + 1)
+      for (const row of rows) {
+        const companyId = String(row.company_id ?? '')
+        yield {
+          id: String(row.visitor),
+          email: String(row.email ?? ''),
+          firstName: String(row.first_name ?? ''),
+          lastName: String(row.last_name ?? ''),
+          jobTitle: String(row.job_title ?? ''),
+          company: companyId
+            ? {
+                id: companyId,
+                name: String(row.company_name || companyId),
+                domain: String(row.company_domain ?? ''),
+              }
+            : null,
+          sessions: Number(row.sessions),
+          pageViews: Number(row.page_views),
+          firstSeenAt: iso(String(row.first_seen)),
+          lastSeenAt: iso(String(row.last_seen)),
+          identifiedAt: row.identified_at ? iso(String(row.identified_at)) : null,
+          icp: Number(row.icp) === 1,
+          personaMatch: Number(row.persona) === 1,
+        }
       }
     }
+  } finally {
+    // A download the client left: the slice asked for ahead may still fail, unheard.
+    next.catch(() => {})
   }
 }
