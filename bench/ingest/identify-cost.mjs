@@ -13,16 +13,15 @@
 // With STORE_TIMING_FILE set and the server preloading store-timing.mjs
 // (NODE_OPTIONS=--import=./bench/ingest/store-timing.mjs), each round also prints the server's
 // Store calls of both phases, by kind (bench/ingest/store-calls.mjs).
-import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createStore, lockDataDir, migrate } from '@visitor-id/core'
-import { contactEmail, createVisitorPool, hitRequest, insertContacts } from './traffic.mjs'
+import { startServer } from '../analytics/server.mjs'
+import { contactEmail, createVisitorPool, hitRequest, insertContacts, requestAs } from './traffic.mjs'
 
-const root = path.resolve(import.meta.dirname, '..', '..')
 const { values } = parseArgs({
   options: {
     hits: { type: 'string', default: '20000' },
@@ -54,28 +53,8 @@ const dataDir = values.data ?? mkdtempSync(path.join(os.tmpdir(), 'vid-identify-
   lock.release()
 }
 
-const server = spawn(process.execPath, [path.join(root, 'packages/server/dist/main.js'), 'serve'], {
-  cwd: root,
-  env: {
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    TRUST_PROXY: '1',
-    INITIAL_CREDITS: '100000000',
-  },
-  stdio: ['ignore', 'pipe', 'pipe'],
-})
-let output = ''
-for (const stream of [server.stdout, server.stderr]) stream.on('data', (chunk) => (output += chunk))
-const url = await new Promise((resolve, reject) => {
-  server.stdout.on('data', () => {
-    const match = /running at (http:\/\/\S+)/.exec(output)
-    if (match) resolve(match[1])
-  })
-  server.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)))
-})
+const server = await startServer(dataDir, [], { TRUST_PROXY: '1', INITIAL_CREDITS: '100000000' })
+const url = server.url
 const { trackingKey } = JSON.parse(readFileSync(path.join(dataDir, 'bootstrap.json'), 'utf8'))
 
 /** CPU milliseconds the server used so far (user + system, all threads). */
@@ -87,7 +66,7 @@ const cpuMs = () => {
 /** The server's Store call totals so far, when it preloads store-timing.mjs. */
 async function storeTimings() {
   if (!process.env.STORE_TIMING_FILE) return undefined
-  server.kill('SIGUSR2')
+  process.kill(server.pid, 'SIGUSR2')
   await new Promise((resolve) => setTimeout(resolve, 800))
   return JSON.parse(readFileSync(process.env.STORE_TIMING_FILE, 'utf8')).totals
 }
@@ -107,15 +86,7 @@ function firstIdentification(n) {
     ts: Date.now(),
     em: contactEmail(Math.floor(Math.random() * contacts)),
   }
-  return {
-    headers: {
-      'content-type': 'text/plain;charset=UTF-8',
-      'user-agent': who.userAgent,
-      'x-forwarded-for': who.ip,
-      origin: 'https://shop.example',
-    },
-    body: JSON.stringify(hit),
-  }
+  return requestAs(who, hit)
 }
 
 /** Sends `hits` requests (every hits/firsts-th one a first identification when `identify`), then waits out the window. */
@@ -186,5 +157,6 @@ perFirst.sort((a, b) => a - b)
 console.log(
   `median: ${perFirst[Math.floor(perFirst.length / 2)].toFixed(2)} ms of server CPU per first identification`,
 )
-server.kill('SIGTERM')
-console.log(`data: ${dataDir}`)
+await server.stop()
+if (values.data) console.log(`data kept in ${dataDir}`)
+else rmSync(dataDir, { recursive: true, force: true })

@@ -90,6 +90,11 @@ export function hitRequest(pool, trackingKey, n) {
       ? { r: pick(referrers), ti: 'Example shop', sw: 1920, sh: 1080, la: who.language, tz: 'Europe/Berlin' }
       : { d: 5000 + Math.floor(Math.random() * 60_000), sc: Math.floor(Math.random() * 100) }),
   }
+  return requestAs(who, hit)
+}
+
+/** A /collect request carrying `hit`, as the browser of `who` (a pool entry) sends it. */
+export function requestAs(who, hit) {
   return {
     headers: {
       'content-type': 'text/plain;charset=UTF-8',
@@ -186,16 +191,7 @@ export function createIdentifyTraffic(pool, options) {
       if (Math.random() < firstShare) {
         pool[slot] = { ...who, visitor: randomUUID(), session: randomUUID(), ...emailOf() }
       }
-      return {
-        kind,
-        headers: {
-          'content-type': 'text/plain;charset=UTF-8',
-          'user-agent': who.userAgent,
-          'x-forwarded-for': who.ip,
-          origin: 'https://shop.example',
-        },
-        body: JSON.stringify(hit),
-      }
+      return { kind, ...requestAs(who, hit) }
     },
   }
 }
