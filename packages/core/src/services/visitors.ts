@@ -236,8 +236,8 @@ SETTINGS max_threads = 1`
  * optionally of some sessions only: their rows and the identity rows are found by the sorting key
  * alone, where every session of a visitor would be merged from every part that holds one. The
  * states are merged by GROUP BY, not FINAL: for a few hundred visitors whose sessions are still
- * spread over fresh parts (identification reads them a second after their hits), FINAL took
- * 490-590 ms where grouping the same rows takes 40-50 ms, with the same result (bench/README.md,
+ * spread over fresh parts (identification reads them seconds after their hits), FINAL took
+ * 490-820 ms where grouping the same rows takes 40-80 ms, with the same result (bench/README.md,
  * "Identify hits"). Inner names differ from the columns they merge, so no alias shadows a column.
  */
 const profilesSql = (sessionsOnly: boolean) => `
