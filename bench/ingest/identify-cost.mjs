@@ -4,11 +4,15 @@
 // per round, once plain and once with identify hits of new visitors (each a first
 // identification of a contact), at a moderate rate, each phase in a window of the same length
 // so background work counts alike. CPU of the server process (all threads) from /proc, so Linux
-// only. Less noisy than the identify mix of ingest.bench.mjs, which measures rates on a
-// saturated machine; it explains that figure, it does not replace it (bench/README.md).
+// only. A moderate rate rather than ingest.bench.mjs's saturated machine: it explains the identify
+// mix's figure, it does not replace it (bench/README.md).
 //
 //   npm run build && node bench/ingest/identify-cost.mjs [--hits 20000] [--firsts 2000] [--rounds 3]
-//     [--window-ms 20000] [--connections 500] [--contacts 1000000] [--data DIR]
+//     [--window-ms 20000] [--connections 500] [--contacts 1000000] [--data DIR] [--role all|ingest]
+//
+// --role ingest leaves out the worker (event consumers, scoring): what identification itself costs.
+// The figure is noisy on a store that keeps growing (--data reused): background merges land in
+// either phase; compare medians of several rounds.
 //
 // With STORE_TIMING_FILE set and the server preloading store-timing.mjs
 // (NODE_OPTIONS=--import=./bench/ingest/store-timing.mjs), each round also prints the server's
@@ -31,6 +35,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '500' },
     contacts: { type: 'string', default: '1000000' },
     data: { type: 'string' },
+    role: { type: 'string', default: 'all' },
   },
 })
 const hits = Number(values.hits)
@@ -53,7 +58,10 @@ const dataDir = values.data ?? mkdtempSync(path.join(os.tmpdir(), 'vid-identify-
   lock.release()
 }
 
-const server = await startServer(dataDir, [], { TRUST_PROXY: '1', INITIAL_CREDITS: '100000000' })
+const server = await startServer(dataDir, ['--role', values.role], {
+  TRUST_PROXY: '1',
+  INITIAL_CREDITS: '100000000',
+})
 const url = server.url
 const { trackingKey } = JSON.parse(readFileSync(path.join(dataDir, 'bootstrap.json'), 'utf8'))
 
