@@ -34,6 +34,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createStore, findContactsByKeys, lockDataDir, migrate } from '@visitor-id/core'
 import autocannon from 'autocannon'
+import { perUnitUs, threadCpuMs, threadGroups } from './thread-cpu.mjs'
 import {
   contactEmail,
   createIdentifyTraffic,
@@ -383,12 +384,17 @@ async function settle() {
 const drivePure = async (timed) => {
   const timingsBefore = timed ? await storeTimings() : undefined
   const cpuBefore = cpuMs(ingestTarget.pid)
+  const threadsBefore = threadCpuMs(ingestTarget.pid)
+  const benchBefore = process.cpuUsage()
   const result = await drive(ingestTarget, request, ack)
+  const bench = process.cpuUsage(benchBefore)
   await settle()
   if (timed) addTimings('pure', timingsBefore, await storeTimings())
   return {
     ...result,
     cpuPerRequestUs: ((cpuMs(ingestTarget.pid) - cpuBefore) * 1000) / Math.max(1, result.ok),
+    threadUs: perUnitUs(threadsBefore, threadCpuMs(ingestTarget.pid), result.ok),
+    benchUs: (bench.user + bench.system) / Math.max(1, result.ok),
   }
 }
 /** Bytes of identify hits the server has acknowledged and not identified yet (its queue). */
@@ -401,13 +407,18 @@ const driveMix = async (timed) => {
   const timingsBefore = timed ? await storeTimings() : undefined
   const ackedBefore = identifyAcked
   const cpuBefore = cpuMs(ingestTarget.pid)
+  const threadsBefore = threadCpuMs(ingestTarget.pid)
+  const benchBefore = process.cpuUsage()
   const result = await drive(ingestTarget, mixRequest, ackMix)
+  const bench = process.cpuUsage(benchBefore)
   const { queuedBytes, drainMs } = await settle()
   if (timed) addTimings('mix', timingsBefore, await storeTimings())
   const after = await identifications()
   return {
     ...result,
     cpuPerRequestUs: ((cpuMs(ingestTarget.pid) - cpuBefore) * 1000) / Math.max(1, result.ok),
+    threadUs: perUnitUs(threadsBefore, threadCpuMs(ingestTarget.pid), result.ok),
+    benchUs: (bench.user + bench.system) / Math.max(1, result.ok),
     queuedBytes,
     drainMs,
     identifyAcked: identifyAcked - ackedBefore,
@@ -461,6 +472,9 @@ for (let round = 1; round <= rounds; round++) {
       `${(mix.queuedBytes / 1024).toFixed(0)} KB left to identify at the end, identified ${mix.drainMs.toFixed(0)} ms later; ` +
       `not 202: ${refusedText(mix.refused)}) | ratio ${((mix.rps / pure.rps) * 100).toFixed(1)} %`,
   )
+  console.log(
+    `  CPU per request by thread: pure ${threadGroups.map((g) => `${g} ${pure.threadUs[g].toFixed(0)}`).join(', ')} | mix ${threadGroups.map((g) => `${g} ${mix.threadUs[g].toFixed(0)}`).join(', ')} µs`,
+  )
 }
 console.log(
   `load average at end: ${os
@@ -482,6 +496,13 @@ console.log(`mix (${identifyShare * 100} % identify hits) ${summary(results.mix)
 console.log(
   `ratio                        ${((mixRps / pureRps) * 100).toFixed(1)} % of the pure rate (medians; target >= 90 %); ` +
     `per round ${roundRatios.join(' / ')} %, median of the rounds ${median(roundRatios.map(Number)).toFixed(1)} %`,
+)
+// Where the CPU of a request went, by thread (thread-cpu.mjs), and the load generator's own.
+const threadMedians = (list) =>
+  threadGroups.map((group) => `${group} ${median(list.map((r) => r.threadUs[group])).toFixed(0)}`).join(', ')
+console.log(
+  `CPU per request by thread     pure: ${threadMedians(results.pure)} µs; mix: ${threadMedians(results.mix)} µs (medians of rounds); ` +
+    `the load generator: pure ${median(results.pure.map((r) => r.benchUs)).toFixed(0)}, mix ${median(results.mix.map((r) => r.benchUs)).toFixed(0)} µs`,
 )
 console.log(
   `identification lag           the mix's identify hits all identified ${median(results.mix.map((r) => r.drainMs)).toFixed(0)} ms ` +

@@ -143,7 +143,35 @@ export function emailKey(email: string): string | undefined {
   return normalizeEmail(trimmed)
 }
 
-const contactColumns = Object.keys(contactsTable.columns)
+/** The fields of a contact card (migration 0019), in its order: keep the two in step. */
+const cardFields = [
+  'id',
+  'email',
+  'email_sha256',
+  'personal_email',
+  'personal_email_sha256',
+  ...contactFields.slice(2),
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof ContactRow)[]
+
+const tsvEscapes: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', 0: '\0' }
+const unescapeTsv = (field: string) =>
+  field.includes('\\') ? field.replace(/\\(.)/gs, (_, char: string) => tsvEscapes[char] ?? char) : field
+/** The engine's `toString` of a DateTime64 ('2026-11-27 03:50:00.000', UTC) as ISO 8601. */
+const isoOfEngineTime = (time: string) => `${time.replace(' ', 'T')}Z`
+
+/** A contact from its card: one tab-separated row, fields escaped as the engine's TSV does. */
+function contactOfCard(card: string): ContactRow {
+  const values = card.split('\t')
+  const contact = {} as Record<(typeof cardFields)[number], string>
+  cardFields.forEach((field, i) => {
+    contact[field] = unescapeTsv(values[i] ?? '')
+  })
+  contact.created_at = isoOfEngineTime(contact.created_at)
+  contact.updated_at = isoOfEngineTime(contact.updated_at)
+  return contact
+}
 
 /**
  * Finds contacts by key, in one query for the whole batch: each key is an email or the SHA-256 of
@@ -169,23 +197,27 @@ export async function findContactsByKeys(
   if (byKey.size === 0) return found
   // The live version of each row as FINAL would give it (the highest version, unless deleted),
   // read with LIMIT 1 BY: FINAL costs 2.5 times as much here (150 keys scattered over a million
-  // contacts: 150 against 60 ms).
-  const rows = await store.query<ContactRow & { lookup_key: string }>(
-    `SELECT k.key AS lookup_key, ${contactColumns.map((column) => `c.${column} AS ${column}`).join(', ')}
+  // contacts: 150 against 60 ms). Each contact as its card (migration 0019): one column to read
+  // instead of 35.
+  const rows = await store.query<{ lookup_key: string; card: string }>(
+    `SELECT k.key AS lookup_key, c.card AS card
      FROM (
        SELECT key, contact_id, is_deleted FROM contact_keys WHERE key IN {keys:Array(String)}
        ORDER BY version DESC LIMIT 1 BY key
      ) AS k
      INNER JOIN (
-       SELECT ${contactColumns.join(', ')}, is_deleted FROM contacts
+       SELECT id, card, is_deleted FROM contacts
        WHERE id IN (SELECT contact_id FROM contact_keys WHERE key IN {keys:Array(String)})
        ORDER BY version DESC LIMIT 1 BY id
      ) AS c ON c.id = k.contact_id
-     WHERE k.is_deleted = 0 AND c.is_deleted = 0
-       AND has([c.email, c.personal_email, c.email_sha256, c.personal_email_sha256], k.key)`,
+     WHERE k.is_deleted = 0 AND c.is_deleted = 0`,
     { keys: [...byKey.keys()] },
   )
-  for (const { lookup_key, ...contact } of rows) {
+  for (const { lookup_key, card } of rows) {
+    const contact = contactOfCard(card)
+    // A key a re-import took away from its contact matches nothing.
+    const keys = [contact.email, contact.personal_email, contact.email_sha256, contact.personal_email_sha256]
+    if (!keys.includes(lookup_key)) continue
     for (const given of byKey.get(lookup_key) ?? []) found.set(given, contact)
   }
   return found

@@ -2,6 +2,8 @@ import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import {
   type ContactRow,
+  contactFields,
+  contactsTable,
   createStore,
   emailKey,
   findContactsByKeys,
@@ -223,6 +225,27 @@ describe('findContactsByKeys', () => {
     expect(found.size).toBe(6)
     for (const contact of found.values()) expect(contact.id).toBe('jane.doe@acme.example')
     expect(found.get(business)).toMatchObject({ first_name: 'Jane', company_domain: 'acme.example' })
+  })
+
+  it('returns every field of the contact, as its columns hold it (the card of migration 0019)', async () => {
+    const header = ['id', ...contactFields]
+    const values = header.map((field) => (field === 'id' ? 'card-1' : `${field}-value`))
+    values[header.indexOf('email')] = 'card@acme.example'
+    values[header.indexOf('personal_email')] = 'card@mail.example'
+    values[header.indexOf('company_domain')] = 'acme.example'
+    // What the card's escaping must give back: tabs, line breaks, backslashes, quotes, any script.
+    values[header.indexOf('first_name')] = '"Jo\tsé \\ \\t ""Q"" \r\n ünï 名"'
+    values[header.indexOf('address')] = '"Line 1\nLine 2\\"'
+    await importContacts({ store, file: file('card.csv', `${header.join(',')}\n${values.join(',')}\n`) })
+    const [columns] = await store.query<ContactRow>(
+      `SELECT ${Object.keys(contactsTable.columns).join(', ')} FROM contacts FINAL WHERE id = 'card-1'`,
+    )
+    const found = await findContactsByKeys(store, ['card@mail.example'])
+    expect(columns?.first_name).toContain('\t')
+    expect(found.get('card@mail.example')).toEqual(columns)
+    expect(Object.keys(found.get('card@mail.example')!).sort()).toEqual(
+      Object.keys(contactsTable.columns).sort(),
+    )
   })
 
   it('finds no contact whose live version is a tombstone', async () => {
