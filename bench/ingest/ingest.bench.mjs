@@ -21,6 +21,8 @@
 // --store-timing preloads store-timing.mjs into the server and prints, for pure and mix rounds, the
 // server's Store calls by kind: calls per second, milliseconds per call, seconds in calls per second;
 // then the engine's counters per second (system.events: rows and bytes read, merges, query CPU).
+// With --identify, each round and the summary also print the server's CPU per request by thread
+// (thread-cpu.mjs: main thread, Node's other threads, engine, merges) and the load generator's own.
 //
 // Both servers run as child processes; autocannon drives them alternately, round by round, with
 // the same connections. Throughput is 2xx answers / duration (autocannon's per-second average
