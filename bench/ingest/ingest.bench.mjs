@@ -383,21 +383,37 @@ async function settle() {
   await new Promise((resolve) => setTimeout(resolve, settleMs))
   return { queuedBytes, drainMs }
 }
+/**
+ * A round's CPU: the server's (the whole process, and by thread) from now until `perRequest`, and
+ * the load generator's own while it drives (until `driven`), each per acknowledged request.
+ */
+function cpuMeter(pid) {
+  const server = cpuMs(pid)
+  const threads = threadCpuMs(pid)
+  const generator = process.cpuUsage()
+  let generatorUs = 0
+  return {
+    driven() {
+      const used = process.cpuUsage(generator)
+      generatorUs = used.user + used.system
+    },
+    perRequest(ok) {
+      return {
+        cpuPerRequestUs: ((cpuMs(pid) - server) * 1000) / Math.max(1, ok),
+        threadUs: perUnitUs(threads, threadCpuMs(pid), ok),
+        benchUs: generatorUs / Math.max(1, ok),
+      }
+    },
+  }
+}
 const drivePure = async (timed) => {
   const timingsBefore = timed ? await storeTimings() : undefined
-  const cpuBefore = cpuMs(ingestTarget.pid)
-  const threadsBefore = threadCpuMs(ingestTarget.pid)
-  const benchBefore = process.cpuUsage()
+  const cpu = cpuMeter(ingestTarget.pid)
   const result = await drive(ingestTarget, request, ack)
-  const bench = process.cpuUsage(benchBefore)
+  cpu.driven()
   await settle()
   if (timed) addTimings('pure', timingsBefore, await storeTimings())
-  return {
-    ...result,
-    cpuPerRequestUs: ((cpuMs(ingestTarget.pid) - cpuBefore) * 1000) / Math.max(1, result.ok),
-    threadUs: perUnitUs(threadsBefore, threadCpuMs(ingestTarget.pid), result.ok),
-    benchUs: (bench.user + bench.system) / Math.max(1, result.ok),
-  }
+  return { ...result, ...cpu.perRequest(result.ok) }
 }
 /** Bytes of identify hits the server has acknowledged and not identified yet (its queue). */
 async function identifyQueueBytes() {
@@ -408,19 +424,15 @@ const driveMix = async (timed) => {
   const before = await identifications()
   const timingsBefore = timed ? await storeTimings() : undefined
   const ackedBefore = identifyAcked
-  const cpuBefore = cpuMs(ingestTarget.pid)
-  const threadsBefore = threadCpuMs(ingestTarget.pid)
-  const benchBefore = process.cpuUsage()
+  const cpu = cpuMeter(ingestTarget.pid)
   const result = await drive(ingestTarget, mixRequest, ackMix)
-  const bench = process.cpuUsage(benchBefore)
+  cpu.driven()
   const { queuedBytes, drainMs } = await settle()
   if (timed) addTimings('mix', timingsBefore, await storeTimings())
   const after = await identifications()
   return {
     ...result,
-    cpuPerRequestUs: ((cpuMs(ingestTarget.pid) - cpuBefore) * 1000) / Math.max(1, result.ok),
-    threadUs: perUnitUs(threadsBefore, threadCpuMs(ingestTarget.pid), result.ok),
-    benchUs: (bench.user + bench.system) / Math.max(1, result.ok),
+    ...cpu.perRequest(result.ok),
     queuedBytes,
     drainMs,
     identifyAcked: identifyAcked - ackedBefore,

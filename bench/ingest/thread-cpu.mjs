@@ -17,8 +17,8 @@ const groupOf = (pid, tid, name) => {
 }
 
 /**
- * CPU milliseconds spent so far by each group of the process's live threads, and their total.
- * (Threads that ended are not counted: the engine keeps its pools, so few do.)
+ * CPU milliseconds spent so far by each group of the process's live threads. (Threads that ended
+ * are not counted: the engine keeps its pools, so few do.)
  */
 export function threadCpuMs(pid) {
   const spent = Object.fromEntries(threadGroups.map((group) => [group, 0]))
@@ -26,7 +26,7 @@ export function threadCpuMs(pid) {
   try {
     tids = readdirSync(`/proc/${pid}/task`)
   } catch {
-    return Object.fromEntries([...threadGroups, 'total'].map((group) => [group, Number.NaN]))
+    return Object.fromEntries(threadGroups.map((group) => [group, Number.NaN]))
   }
   for (const tid of tids) {
     try {
@@ -38,15 +38,12 @@ export function threadCpuMs(pid) {
       // The thread ended between the listing and the read.
     }
   }
-  return { ...spent, total: threadGroups.reduce((sum, group) => sum + spent[group], 0) }
+  return spent
 }
 
 /** Per-group difference `after - before`, in microseconds per `count` (e.g. per request). */
 export function perUnitUs(before, after, count) {
   return Object.fromEntries(
-    [...threadGroups, 'total'].map((group) => [
-      group,
-      ((after[group] - before[group]) * 1000) / Math.max(1, count),
-    ]),
+    threadGroups.map((group) => [group, ((after[group] - before[group]) * 1000) / Math.max(1, count)]),
   )
 }

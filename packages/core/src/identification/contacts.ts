@@ -4,6 +4,7 @@
 import { sha256Hex } from '../ids.js'
 import type { Store } from '../store/client.js'
 import type { EntityDefinition } from '../store/repository.js'
+import { storedTime } from '../store/time.js'
 
 /** A contact as stored (snake_case); every field is '' when unknown, timestamps are ISO 8601. */
 export interface ContactRow {
@@ -150,7 +151,7 @@ const cardFields = [
   'email_sha256',
   'personal_email',
   'personal_email_sha256',
-  ...contactFields.slice(2),
+  ...contactFields.filter((field) => field !== 'email' && field !== 'personal_email'),
   'created_at',
   'updated_at',
 ] as const satisfies readonly (keyof ContactRow)[]
@@ -158,8 +159,6 @@ const cardFields = [
 const tsvEscapes: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', 0: '\0' }
 const unescapeTsv = (field: string) =>
   field.includes('\\') ? field.replace(/\\(.)/gs, (_, char: string) => tsvEscapes[char] ?? char) : field
-/** The engine's `toString` of a DateTime64 ('2026-11-27 03:50:00.000', UTC) as ISO 8601. */
-const isoOfEngineTime = (time: string) => `${time.replace(' ', 'T')}Z`
 
 /** A contact from its card: one tab-separated row, fields escaped as the engine's TSV does. */
 function contactOfCard(card: string): ContactRow {
@@ -168,8 +167,9 @@ function contactOfCard(card: string): ContactRow {
   cardFields.forEach((field, i) => {
     contact[field] = unescapeTsv(values[i] ?? '')
   })
-  contact.created_at = isoOfEngineTime(contact.created_at)
-  contact.updated_at = isoOfEngineTime(contact.updated_at)
+  // The engine's `toString` of a DateTime64 ('2026-11-27 03:50:00.000', UTC).
+  contact.created_at = storedTime(contact.created_at)
+  contact.updated_at = storedTime(contact.updated_at)
   return contact
 }
 
