@@ -63,6 +63,7 @@ export const configSchema = z.object({
   CLICKHOUSE_SESSIONS: z.coerce.number().int().min(1).max(16).default(4),
   ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   ICP_RESCORE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  ANALYTICS_SETTLE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(1_000),
   SMTP_URL: optionalUrl(['smtp:', 'smtps:']),
   MAIL_FROM: z.string().min(3).max(320).default('Visitor ID <no-reply@localhost>'),
   EMAIL_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
@@ -185,6 +186,11 @@ export interface Config {
   entityCacheTtlMs: number
   /** How often a worker scores the visitors that changed since its last pass (ICP incremental). */
   icpRescoreIntervalMs: number
+  /**
+   * How often a worker settles `first_hours` for the visitors with new page views: the statistics'
+   * distinct counts (visitors, sessions, companies, the chart, the lists' totals) lag this much.
+   */
+  analyticsSettleIntervalMs: number
   email: {
     /** SMTP server (nodemailer URL); unset: messages are written to DATA_DIR/mail as .eml files. */
     smtpUrl: string | undefined
@@ -390,6 +396,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     entityCacheTtlMs: c.ENTITY_CACHE_TTL_MS,
     icpRescoreIntervalMs: c.ICP_RESCORE_INTERVAL_MS,
+    analyticsSettleIntervalMs: c.ANALYTICS_SETTLE_INTERVAL_MS,
     listAutoRefreshMs: c.LIST_AUTO_REFRESH_MS,
     email: { smtpUrl: c.SMTP_URL, from: c.MAIL_FROM, secret: c.EMAIL_SECRET },
     customDomainTarget:

@@ -1,6 +1,12 @@
 export { type AudienceFilter, audienceSql } from './analytics/audience.js'
 export { exportCompanyStatistics, exportVisitorStatistics } from './analytics/export.js'
 export {
+  type SettleResult,
+  settleFirstHours,
+  settleFirstHoursNow,
+  startFirstHoursSettling,
+} from './analytics/first-hours.js'
+export {
   type ChartInterval,
   type ChartPoint,
   type CompanySortKey,

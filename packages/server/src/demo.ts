@@ -14,6 +14,7 @@ import {
   type Repositories,
   type Store,
   scoreConfig,
+  settleFirstHoursNow,
 } from '@visitor-id/core'
 
 export interface DemoSummary {
@@ -310,6 +311,8 @@ export async function seedDemo(
     }
   }
   for (let i = 0; i < rows.length; i += 5000) await store.insert('page_views', rows.slice(i, i + 5000))
+  // The statistics count them at once (a worker's pass would within ANALYTICS_SETTLE_INTERVAL_MS).
+  await settleFirstHoursNow({ store, locks: deps.coordination.locks })
   const identified = await identifyVisitors({ store, repos }, identifyHits)
 
   // An ICP config that matches part of them, scored now (as its recalculation job would).

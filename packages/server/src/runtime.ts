@@ -35,6 +35,7 @@ import {
   type Store,
   sendLifecycleEmail,
   startEventProcessing,
+  startFirstHoursSettling,
   startIncrementalScoring,
   startListAutoRefresh,
   startPeriodicTask,
@@ -95,6 +96,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined
   let ingest: IngestService | undefined
   let scoring: IncrementalScoring | undefined
+  let firstHours: PeriodicTask | undefined
   let events: EventProcessing | undefined
   let listRefresh: PeriodicTask | undefined
   let phoneSweep: PeriodicTask | undefined
@@ -107,6 +109,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await admin?.close()
     await app?.close()
     await scoring?.stop()
+    await firstHours?.stop()
     await events?.stop()
     await billingSweepTask?.stop()
     await ingest?.close()
@@ -170,6 +173,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
         runRecalculation(deps, job.data as Parameters<typeof runRecalculation>[1]),
       )
       scoring = startIncrementalScoring(deps, config.icpRescoreIntervalMs)
+      // The statistics' distinct counts read first_hours: settled for the visitors with new page views.
+      firstHours = startFirstHoursSettling(
+        { store, locks: coordination.locks, log: app.log },
+        config.analyticsSettleIntervalMs,
+      )
       listRefresh = startListAutoRefresh(
         { store, repos, locks: coordination.locks },
         { refreshAfterMs: config.listAutoRefreshMs, log: app.log },
@@ -266,6 +274,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const running = app
     const runningIngest = ingest
     const runningScoring = scoring
+    const runningFirstHours = firstHours
     const runningEvents = events
     const runningListRefresh = listRefresh
     const runningPhoneSweep = phoneSweep
@@ -287,6 +296,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await runningAdmin?.close()
           await running.close()
           await runningScoring?.stop()
+          await runningFirstHours?.stop()
           await runningEvents?.stop()
           await runningListRefresh?.stop()
           await runningPhoneSweep?.stop()

@@ -1,7 +1,8 @@
 // The rows of a statistics download (GET /companies/download), as an async iterable read a page
 // at a time, so memory stays flat however many rows the range holds: companies a page of ids at a
-// time, then their figures as the list reads them; visitors a slice at a time (a hash of the id),
-// one statement per slice with the details joined in.
+// time (from company_hours, ordered by company), then their figures as the list reads them;
+// visitors a slice at a time (a hash of the id) from visitor_hours (or the companies'
+// company_hours), one statement per slice with the details joined in.
 import type { Store } from '../store/client.js'
 import {
   type CompanyStatistics,
@@ -20,7 +21,7 @@ export async function* exportCompanyStatistics(
   query: StatisticsQuery,
   pageSize = 5_000,
 ): AsyncGenerator<CompanyStatistics> {
-  const s = rollupScope(query, " AND company_id != '' AND company_id > {after:String}")
+  const s = rollupScope(query, ' AND company_id > {after:String}', 'company_hours')
   let after = ''
   for (;;) {
     const ids = (
@@ -48,7 +49,8 @@ export async function* exportVisitorStatistics(
   // aggregates only its own visitors (a run of ids after the last one would aggregate every
   // visitor still to come, page after page). The slice count comes from an estimate of the
   // visitors; a slice holds about `pageSize` of them.
-  const all = rollupScope(query, company.where)
+  const rollup = company.where === '' ? 'visitor_hours' : 'company_hours'
+  const all = rollupScope(query, company.where, rollup)
   const [estimate] = await store.query<{ n: number }>(
     `${all.with} SELECT uniq(visitor_id) AS n ${all.from}`,
     {
@@ -60,7 +62,7 @@ export async function* exportVisitorStatistics(
   // The slice's visitors wherever a visitor id is read: each slice joins its own visitors and
   // scores, not the organization's.
   const inSlice = (column: string) => `cityHash64(${column}) % {slices:UInt64} = {slice:UInt64}`
-  const s = rollupScope(query, `${company.where} AND ${inSlice('visitor_id')}`)
+  const s = rollupScope(query, `${company.where} AND ${inSlice('visitor_id')}`, rollup)
   const active = query.configs.filter((config) => config.is_active)
   const sliceRows = (slice: number) =>
     store.query<Record<string, string | number | null>>(

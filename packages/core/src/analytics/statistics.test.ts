@@ -8,6 +8,7 @@ import type { IcpConfigRow } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { tempDir } from '../testing/temp-dir.js'
 import { exportCompanyStatistics, exportVisitorStatistics } from './export.js'
+import { settleFirstHours } from './first-hours.js'
 import {
   companyStatistics,
   effectiveRange,
@@ -82,18 +83,28 @@ beforeAll(async () => {
     engaged_ms: hit.engaged,
     company_id: hit.company,
   })
-  // In several inserts, so the rollup holds several parts to combine.
-  for (let i = 0; i < hits.length; i += 500) {
+  // In several inserts, so the rollup holds several parts to combine, in no order of time (a
+  // visitor's hits spread over the inserts, a late one often between two hours already settled),
+  // with a settling pass of first_hours after the
+  // first ones (every visitor: there is no watermark yet) and after the last (the changed ones).
+  const shuffled = [...hits]
+  for (let i = shuffled.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1))
+    ;[shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!]
+  }
+  for (let i = 0; i < shuffled.length; i += 100) {
     await store.insert(
       'page_views',
-      hits.slice(i, i + 500).map((hit) => row(org, hit)),
+      shuffled.slice(i, i + 100).map((hit) => row(org, hit)),
     )
+    if (i === 200) expect((await settleFirstHours(store)).full).toBe(true)
   }
   // Another organization's hits, with the same visitor ids: never counted.
   await store.insert(
     'page_views',
     hits.slice(0, 300).map((hit) => row(other, { ...hit, session: newId() })),
   )
+  expect((await settleFirstHours(store)).full).toBe(false)
   const at = new Date(start).toISOString()
   await store.insert(
     'companies',
@@ -124,6 +135,8 @@ beforeAll(async () => {
       version: 1,
     })),
   )
+  // The identifications are changes of those visitors: the next pass writes their rows again, identified.
+  expect((await settleFirstHours(store)).full).toBe(false)
   const score = (visitorId: string, configId: string, matched: number, persona: number) => ({
     organization_id: org,
     config_id: configId,
@@ -299,6 +312,43 @@ describe('statistics against raw page views', () => {
       expect(row.personaMatch).toBe(personaVisitors.includes(row.id))
       if (index >= 0 && index % 2 === 0) expect(row.company).toMatchObject({ id: 'acme', name: 'ACME' })
     }
+  })
+
+  it('visitors pages of any size join into the whole list, found in the last hours or in the window that holds them', async () => {
+    // Which way each page was found: the guess (the last six hours of the range) or the window
+    // computed from the range's rows (its statement is the only one with this arrayJoin).
+    const windows = { guessed: 0, computed: 0 }
+    const counting: Store = {
+      ...store,
+      query: (sql, params) => {
+        if (sql.includes('arrayJoin([(hour')) windows.computed++
+        return store.query(sql, params)
+      },
+    }
+    for (const range of ranges) {
+      for (const audience of [{}, { icpOnly: true }]) {
+        for (const companyId of [undefined, 'acme']) {
+          const query = { organizationId: org, range, configs, ...audience, companyId }
+          const whole = (await visitorStatistics(store, { ...query, page: { page: 1, limit: 500 } })).rows
+          for (const [limit, pages] of [
+            [7, Math.ceil(whole.length / 7) + 1],
+            [1, 3],
+          ] as const) {
+            const ids: string[] = []
+            for (let page = 1; page <= pages; page++) {
+              const before = windows.computed
+              const result = await visitorStatistics(counting, { ...query, page: { page, limit } })
+              if (windows.computed === before && result.rows.length > 0) windows.guessed++
+              expect(result.total).toBe(whole.length)
+              ids.push(...result.rows.map((row) => row.id))
+            }
+            expect(ids).toEqual(whole.slice(0, limit * pages).map((row) => row.id))
+          }
+        }
+      }
+    }
+    expect(windows.guessed).toBeGreaterThan(0)
+    expect(windows.computed).toBeGreaterThan(0)
   })
 
   it("a company's visitors: only its hits; a domain finds the same company", async () => {

@@ -1,8 +1,9 @@
-// Company and visitor statistics (spec "Companies and statistics"), read from the hourly rollup
-// `traffic_hours` (migration 0010), never from raw page views. Each function is one statement
-// for the figures, plus one for the details of the rows of a page (names, contacts, ICP).
+// Company and visitor statistics (spec "Companies and statistics"), read from hourly rollups, never
+// from raw page views: `first_hours` for distinct counts (each key's active hours next to its
+// previous one, migration 0020, settled by analytics/first-hours.ts), `company_hours` for the
+// figures of a few companies or one company's visitors, `visitor_hours` for a page of visitors.
 //
-// Ranges count whole hours, the rollup's grain: `from` is taken back to the start of its hour and
+// Ranges count whole hours, the rollups' grain: `from` is taken back to the start of its hour and
 // `to` to the end of its hour (`effectiveRange` says which window was counted). A visitor, a
 // session or a company counts in a range when it has hits in it; page views, engaged time and
 // session durations are those of the hits in the range.
@@ -39,19 +40,33 @@ export interface PageRequest {
   limit: number
 }
 
-/** The rollup rows of the organization in the range, for the audience, as SQL and its parameters. */
-export function rollupScope(query: StatisticsQuery, extraWhere = '') {
+/** The rows of a rollup of the organization in the range, for the audience, as SQL and its parameters. */
+export function rollupScope(query: StatisticsQuery, extraWhere: string, table: Rollup) {
   const audience = audienceSql(query.configs, query)
   const range = effectiveRange(query.range)
+  const [name, kind] = table.split(':')
   return {
     with: audience.with,
-    from: `FROM traffic_hours
-      WHERE organization_id = {organizationId:UUID}
+    from: `FROM ${name}
+      WHERE organization_id = {organizationId:UUID}${kind ? ` AND kind = '${kind}'` : ''}
         AND hour >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND hour <= toStartOfHour({to:DateTime64(3, 'UTC')})${audience.where}${extraWhere}`,
     params: { ...audience.params, organizationId: query.organizationId, from: range.from, to: range.to },
     range,
   }
 }
+
+/** A rollup of migration 0020: `first_hours` (or its rows of one kind), `company_hours`, `visitor_hours`. */
+export type Rollup =
+  | 'company_hours'
+  | 'visitor_hours'
+  | 'first_hours'
+  | `first_hours:${'visitor' | 'session' | 'company_visitor' | 'company_session'}`
+
+/**
+ * A `first_hours` row that is its key's first active hour in the range: the key counts once in the
+ * range by it. Rows are summed by `sign` (a row taken back by the settling pass has a -1 twin).
+ */
+const firstInRange = "previous_hour < toStartOfHour({from:DateTime64(3, 'UTC')})"
 
 const iso = (value: string | number) =>
   new Date(typeof value === 'number' ? value : Date.parse(value)).toISOString()
@@ -70,40 +85,43 @@ export interface Totals {
 }
 
 /**
- * Totals over the range. Three statements run side by side, each one pass over the range's rollup
- * rows: the visitors (all, identified, ICP), the companies and sums, the sessions (their count and
- * durations, which need the rows grouped by session). In one statement the engine made these
- * passes one after the other (86 ms at 10 M page views); side by side, on separate sessions of the
- * embedded engine or separate requests to a server, they take 54 ms. The figures stay exact.
+ * Totals over the range from its `first_hours` rows: each visitor, session and (company, visitor)
+ * pair counts by its first active hour in the range, so no figure needs a hash table of the
+ * range's visitors or sessions (one was 25-45 ms at 10 M page views). A session's duration within
+ * the range is the span of its first row plus, for each later row, its last hit minus the last hit
+ * of the row before. Three statements, one per kind of row, run side by side (on separate sessions
+ * of the embedded engine, or separate requests to a server). The figures include the page views
+ * settled by the last pass (analytics/first-hours.ts).
  */
 export async function statisticsTotals(store: Store, query: StatisticsQuery): Promise<Totals> {
-  const s = rollupScope(query)
-  const [[visitors], [companies], [sessions]] = await Promise.all([
+  const visitorRows = rollupScope(query, ` AND ${firstInRange}`, 'first_hours:visitor')
+  const sessionRows = rollupScope(query, '', 'first_hours:session')
+  const pairRows = rollupScope(query, ` AND ${firstInRange}`, 'first_hours:company_visitor')
+  const ms = (column: string) => `toInt64(toUnixTimestamp64Milli(${column}))`
+  const [[visitors], [sessions], [companies]] = await Promise.all([
     store.query<Record<string, number>>(
-      `${s.with}
-      SELECT
-        uniqExact(visitor_id) AS visitors,
-        uniqExactIf(visitor_id, visitor_id IN identified) AS identified_visitors,
-        uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors
-      ${s.from}`,
-      s.params,
+      `${visitorRows.with}
+      SELECT sum(sign) AS visitors,
+        sumIf(sign, identified = 1) AS identified_visitors,
+        sumIf(sign, visitor_id IN icp_matched) AS icp_visitors
+      ${visitorRows.from}`,
+      visitorRows.params,
     ),
     store.query<Record<string, number>>(
-      `${s.with}
-      SELECT uniqExactIf(company_id, company_id != '') AS companies,
-        sum(page_view_count) AS page_views, sum(engaged_ms_sum) AS engaged_ms
-      ${s.from}`,
-      s.params,
+      `${sessionRows.with}
+      SELECT sumIf(sign, ${firstInRange}) AS sessions,
+        sum(sign * (${ms('last_hit_at')} - if(${firstInRange}, ${ms('first_hit_at')}, ${ms('previous_last_hit_at')}))) AS session_ms,
+        sum(sign * toInt64(page_view_count)) AS page_views,
+        sum(sign * toInt64(engaged_ms)) AS engaged_ms
+      ${sessionRows.from}`,
+      sessionRows.params,
     ),
     store.query<Record<string, number>>(
-      `${s.with}
-      SELECT count() AS sessions, avg(last - first) AS avg_session_ms FROM (
-        SELECT toUnixTimestamp64Milli(min(first_hit_at)) AS first, toUnixTimestamp64Milli(max(last_hit_at)) AS last
-        ${s.from} GROUP BY session_id)`,
-      s.params,
+      `${pairRows.with} SELECT uniqExact(company_id) AS companies ${pairRows.from}`,
+      pairRows.params,
     ),
   ])
-  const row = { ...visitors, ...companies, ...sessions }
+  const row = { ...visitors, ...sessions, ...companies }
   const number = (value: unknown) => (Number.isFinite(Number(value)) ? Number(value) : 0)
   return {
     visitors: number(row?.visitors),
@@ -111,11 +129,12 @@ export async function statisticsTotals(store: Store, query: StatisticsQuery): Pr
     companies: number(row?.companies),
     sessions: number(row?.sessions),
     pageViews: number(row?.page_views),
-    avgSessionDurationSeconds: Math.round(number(row?.avg_session_ms) / 100) / 10,
+    avgSessionDurationSeconds:
+      number(row?.sessions) > 0 ? Math.round(number(row?.session_ms) / number(row?.sessions) / 100) / 10 : 0,
     icpVisitors: number(row?.icp_visitors),
     engagedSeconds: Math.round(number(row?.engaged_ms) / 1000),
-    from: s.range.from,
-    to: s.range.to,
+    from: visitorRows.range.from,
+    to: visitorRows.range.to,
   }
 }
 
@@ -150,13 +169,14 @@ export interface ChartPoint {
 /**
  * Distinct visitors per bucket (hour, day or Monday-based week in `timezone`, an IANA name), every
  * bucket of the range present (0 when empty): filled by the engine in the time zone's calendar,
- * so days across a DST change stay days.
+ * so days across a DST change stay days. A visitor counts in a bucket by its first active hour
+ * there: the `first_hours` row whose previous active hour is before the bucket (or the range).
  */
 export async function visitorsChart(
   store: Store,
   query: StatisticsQuery & { interval: ChartInterval; timezone: string },
 ): Promise<ChartPoint[]> {
-  const s = rollupScope(query)
+  const s = rollupScope(query, '', 'first_hours:visitor')
   const bucket = bucketSql[query.interval]
   const first = bucket.replaceAll('hour, ', "toStartOfHour({from:DateTime64(3, 'UTC')}), ")
   const last = bucket.replaceAll('hour, ', "toStartOfHour({to:DateTime64(3, 'UTC')}), ")
@@ -164,7 +184,9 @@ export async function visitorsChart(
     .query<{ at: number; count: number }>(
       `${s.with}
     SELECT toUnixTimestamp(bucket) * 1000 AS at, count FROM (
-      SELECT ${bucket} AS bucket, uniqExact(visitor_id) AS count
+      SELECT ${bucket} AS bucket,
+        sumIf(sign, toUnixTimestamp(previous_hour) < greatest(toUnixTimestamp(bucket),
+          toUnixTimestamp(toStartOfHour({from:DateTime64(3, 'UTC')})))) AS count
       ${s.from}
       GROUP BY bucket
       ORDER BY bucket WITH FILL FROM ${first} TO ${last} + ${stepSql[query.interval]} STEP ${stepSql[query.interval]}
@@ -190,14 +212,24 @@ export const companySortKeys = [
   'engagedSeconds',
 ] as const
 export type CompanySortKey = (typeof companySortKeys)[number]
-const companySortFigure: Record<CompanySortKey, string> = {
-  visitors: 'uniqExact(visitor_id)',
-  identifiedVisitors: 'uniqExactIf(visitor_id, visitor_id IN identified)',
-  sessions: 'uniqExact(session_id)',
-  pageViews: 'sum(page_view_count)',
-  firstSeenAt: 'min(first_hit_at)',
-  lastSeenAt: 'max(last_hit_at)',
-  engagedSeconds: 'sum(engaged_ms_sum)',
+/**
+ * What a companies page is sorted by, from `first_hours` (no hash table of visitors or sessions):
+ * a company's visitors are its (company, visitor) rows of their first hour in the range, its
+ * sessions its (company, session) rows likewise, its sums those of its (company, visitor) rows. A
+ * row taken back by the settling pass carries a later first hit and an earlier last hit than the
+ * row that replaced it (a key's hour only gains hits), so min and max over every row are right.
+ */
+const companySortFigure: Record<CompanySortKey, { rows: Rollup; figure: string }> = {
+  visitors: { rows: 'first_hours:company_visitor', figure: `sumIf(sign, ${firstInRange})` },
+  identifiedVisitors: {
+    rows: 'first_hours:company_visitor',
+    figure: `sumIf(sign, ${firstInRange} AND identified = 1)`,
+  },
+  sessions: { rows: 'first_hours:company_session', figure: `sumIf(sign, ${firstInRange})` },
+  pageViews: { rows: 'first_hours:company_visitor', figure: 'sum(sign * toInt64(page_view_count))' },
+  firstSeenAt: { rows: 'first_hours:company_visitor', figure: 'min(first_hit_at)' },
+  lastSeenAt: { rows: 'first_hours:company_visitor', figure: 'max(last_hit_at)' },
+  engagedSeconds: { rows: 'first_hours:company_visitor', figure: 'sum(sign * toInt64(engaged_ms))' },
 }
 
 export interface CompanyStatistics
@@ -229,21 +261,20 @@ interface CompanyFigures {
 
 /**
  * Companies with visitors in the range, a page of them: by visitors, then last seen (or `sort`,
- * descending unless `order` is `asc`), each with its profile fields and figures.
+ * descending unless `order` is `asc`), each with its profile fields and figures. The page first,
+ * computing only the figure it is sorted by over every company of the range, then every figure of
+ * the page's companies alone.
  */
 export async function companyStatistics(
   store: Store,
   query: StatisticsQuery & { page: PageRequest; sort?: CompanySortKey; order?: 'asc' | 'desc' },
 ): Promise<{ rows: CompanyStatistics[]; total: number }> {
-  const s = rollupScope(query, " AND company_id != ''")
   const direction = query.order === 'asc' ? 'ASC' : 'DESC'
-  const sort = query.sort ?? 'visitors'
-  // The page first, computing only the figure it is sorted by (every company of the range is
-  // aggregated here), then every figure for the companies of the page alone.
+  const sort = companySortFigure[query.sort ?? 'visitors']
+  const s = rollupScope(query, '', sort.rows)
   const page = await store.query<{ company_id: string; total: number }>(
     `${s.with}
-    SELECT company_id, ${companySortFigure[sort]} AS sort_value, max(last_hit_at) AS last_seen,
-      count() OVER () AS total
+    SELECT company_id, ${sort.figure} AS sort_value, max(last_hit_at) AS last_seen, count() OVER () AS total
     ${s.from}
     GROUP BY company_id
     ORDER BY sort_value ${direction}, last_seen DESC, company_id
@@ -252,27 +283,29 @@ export async function companyStatistics(
   )
   const total = Number(page[0]?.total ?? (await countCompanies(store, s)))
   const ids = page.map((row) => row.company_id)
-  const rows = await companyFiguresOf(store, query, ids)
-  const byId = new Map(rows.map((row) => [row.id, row]))
+  const byId = new Map((await companyFiguresOf(store, query, ids)).map((row) => [row.id, row]))
   return { total, rows: ids.map((id) => byId.get(id)).filter((row) => row !== undefined) }
 }
 
-/** Every figure of some companies, with their profile fields, in one statement. */
+/**
+ * Every figure of some companies, with their profile fields: their `company_hours` rows alone (a
+ * page of companies is a few thousand rows however many the range holds). Three statements side
+ * by side: the figures, the identified visitors (among the identified visitors of these companies'
+ * visitors only), the profiles.
+ */
 export async function companyFiguresOf(
   store: Store,
   query: StatisticsQuery,
   ids: readonly string[],
 ): Promise<CompanyStatistics[]> {
   if (ids.length === 0) return []
-  const s = rollupScope(query, ' AND company_id IN {companyIds:Array(String)}')
-  const rows = await store.query<CompanyFigures & Omit<CompanyProfile, 'id'>>(
-    `${s.with}
-    SELECT f.*, c.name AS name, c.domain AS domain, c.industry AS industry, c.size AS size,
-      c.employee_size_range AS employee_size_range, c.country AS country, c.logo_url AS logo_url
-    FROM (
+  const s = rollupScope(query, ' AND company_id IN {companyIds:Array(String)}', 'company_hours')
+  const params = { ...s.params, companyIds: ids }
+  const [figures, identified, profiles] = await Promise.all([
+    store.query<CompanyFigures>(
+      `${s.with}
       SELECT company_id,
         uniqExact(visitor_id) AS visitors,
-        uniqExactIf(visitor_id, visitor_id IN identified) AS identified_visitors,
         uniqExact(session_id) AS sessions,
         sum(page_view_count) AS page_views,
         min(first_hit_at) AS first_seen,
@@ -280,28 +313,41 @@ export async function companyFiguresOf(
         sum(engaged_ms_sum) AS engaged_ms,
         uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors
       ${s.from}
-      GROUP BY company_id
-    ) AS f
-    LEFT JOIN (
-      SELECT id, name, domain, industry, size, employee_size_range, country, logo_url
-      FROM companies FINAL WHERE id IN {companyIds:Array(String)}
-    ) AS c ON c.id = f.company_id`,
-    { ...s.params, companyIds: ids },
+      GROUP BY company_id`,
+      params,
+    ),
+    store.query<{ company_id: string; identified_visitors: number }>(
+      `${s.with}
+      SELECT company_id, uniqExact(visitor_id) AS identified_visitors
+      ${s.from} AND visitor_id IN (
+        SELECT id FROM visitors FINAL
+        WHERE organization_id = {organizationId:UUID} AND identified_at IS NOT NULL
+          AND id IN (SELECT visitor_id ${s.from}))
+      GROUP BY company_id`,
+      params,
+    ),
+    companyProfiles(store, ids),
+  ])
+  const identifiedOf = new Map(identified.map((row) => [row.company_id, Number(row.identified_visitors)]))
+  return figures.map((row) =>
+    companyStatisticsOf(
+      { ...row, identified_visitors: identifiedOf.get(row.company_id) ?? 0 },
+      profiles.get(row.company_id),
+    ),
   )
-  return rows.map(companyStatisticsOf)
 }
 
-/** A row of company figures joined to the company's profile, as the API shows it. */
-function companyStatisticsOf(row: CompanyFigures & Partial<Omit<CompanyProfile, 'id'>>): CompanyStatistics {
+/** A row of company figures with the company's profile, as the API shows it. */
+function companyStatisticsOf(row: CompanyFigures, profile: CompanyProfile | undefined): CompanyStatistics {
   return {
     id: row.company_id,
-    name: row.name || row.company_id,
-    domain: row.domain ?? '',
-    industry: row.industry ?? '',
-    size: row.size ?? '',
-    employeeSizeRange: row.employee_size_range ?? '',
-    country: row.country ?? '',
-    logoUrl: row.logo_url ?? '',
+    name: profile?.name || row.company_id,
+    domain: profile?.domain ?? '',
+    industry: profile?.industry ?? '',
+    size: profile?.size ?? '',
+    employeeSizeRange: profile?.employee_size_range ?? '',
+    country: profile?.country ?? '',
+    logoUrl: profile?.logo_url ?? '',
     visitors: Number(row.visitors),
     identifiedVisitors: Number(row.identified_visitors),
     sessions: Number(row.sessions),
@@ -398,10 +444,119 @@ export async function visitorStatistics(
   query: VisitorStatisticsQuery,
 ): Promise<{ rows: VisitorStatistics[]; total: number }> {
   const company = visitorCompanyFilter(query)
-  const s = rollupScope(query, company.where)
+  const { ids, total } =
+    company.where === ''
+      ? await visitorsPageByFirstHours(store, query)
+      : await visitorsPageOfCompanies(store, query, company)
+  if (ids.length === 0) return { total, rows: [] }
+  // A visitor of the page is in the audience with every hit: the figures need no audience filter
+  // (whose subqueries would run a second time). Figures and details side by side.
+  const everyone = rollupScope(
+    { ...query, icpOnly: false, personaOnly: false, icpSlug: undefined },
+    company.where,
+    company.where === '' ? 'visitor_hours' : 'company_hours',
+  )
+  const [figures, details] = await Promise.all([
+    store.query<VisitorFigures>(
+      `SELECT toString(visitor_id) AS visitor,
+        uniqExact(session_id) AS sessions,
+        sum(page_view_count) AS page_views,
+        min(first_hit_at) AS first_seen,
+        max(last_hit_at) AS last_seen,
+        argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
+      ${everyone.from} AND visitor_id IN {pageIds:Array(UUID)}
+      GROUP BY visitor_id`,
+      { ...everyone.params, ...company.params, pageIds: ids },
+    ),
+    visitorDetails(store, query, ids),
+  ])
+  const byId = new Map(figures.map((row) => [row.visitor, row]))
+  const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined)
+  return { total, rows: await withVisitorDetails(store, ordered, details) }
+}
+
+interface VisitorsPage {
+  /** The page's visitors, in order. */
+  ids: string[]
+  total: number
+}
+
+type CompanyFilter = ReturnType<typeof visitorCompanyFilter>
+
+/** The window a visitors page is first looked for in: the last hours of the range. */
+const pageGuessHours = 6
+
+/**
+ * A page of visitors by last seen, from the visitor rows of `first_hours`, without grouping every
+ * visitor of the range: the page's visitors are
+ * the last seen of the shortest window ending with the range that holds enough of them (a visitor
+ * seen in it was seen after every visitor outside it), so only that window's rows are grouped by
+ * visitor. The last six hours first, side by side with the total (the rows of each visitor's first
+ * active hour in the range). Fewer visitors there than the page needs: visitors active from hour H
+ * to the end of the range number the rows there whose previous active hour is before H, so one
+ * pass over the range's rows gives that number for every H (a sum of +sign at each row's hour and
+ * -sign at its previous hour, over the points from H on) and the window to group.
+ */
+async function visitorsPageByFirstHours(store: Store, query: VisitorStatisticsQuery): Promise<VisitorsPage> {
+  const rollup = 'first_hours:visitor'
+  const s = rollupScope(query, '', rollup)
+  const params = s.params
+  const offset = (query.page.page - 1) * query.page.limit
+  const wanted = offset + query.page.limit
+  const pageFrom = async (from: number) => {
+    const window = rollupScope({ ...query, range: { from: iso(from), to: query.range.to } }, '', rollup)
+    const rows = await store.query<{ visitor: string; in_window: number }>(
+      `${window.with}
+      SELECT toString(visitor_id) AS visitor, max(last_hit_at) AS last_seen, count() OVER () AS in_window
+      ${window.from}
+      GROUP BY visitor_id
+      ORDER BY last_seen DESC, visitor_id
+      LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+      { ...window.params, limit: query.page.limit, offset },
+    )
+    return { ids: rows.map((row) => row.visitor), inWindow: Number(rows[0]?.in_window ?? 0) }
+  }
+  const rangeFrom = Date.parse(s.range.from)
+  const guessFrom = Math.max(rangeFrom, Date.parse(s.range.to) + 1 - pageGuessHours * hourMs)
+  const [[count], guess] = await Promise.all([
+    store.query<{ n: number }>(`${s.with} SELECT sum(sign) AS n ${s.from} AND ${firstInRange}`, params),
+    pageFrom(guessFrom),
+  ])
+  const total = Number(count?.n ?? 0)
+  if (offset >= total) return { ids: [], total }
+  if (guessFrom === rangeFrom || guess.inWindow >= wanted) return { ids: guess.ids, total }
+  const points = await store.query<{ at: number; delta: number }>(
+    `${s.with}
+    SELECT toUnixTimestamp(change.1) AS at, sum(change.2) AS delta
+    FROM (SELECT arrayJoin([(hour, toInt64(sign)), (previous_hour, -toInt64(sign))]) AS change ${s.from})
+    WHERE at >= toUnixTimestamp(toStartOfHour({from:DateTime64(3, 'UTC')}))
+    GROUP BY at
+    ORDER BY at DESC`,
+    params,
+  )
+  let visitors = 0
+  let windowFrom = rangeFrom
+  for (const point of points) {
+    visitors += Number(point.delta)
+    if (visitors >= wanted) {
+      windowFrom = Number(point.at) * 1000
+      break
+    }
+  }
+  return { ids: (await pageFrom(windowFrom)).ids, total }
+}
+
+/**
+ * A page of the visitors of one company (or of the companies of a domain) by last seen, from those
+ * companies' `company_hours` rows alone: a company's visitors are few next to the range's.
+ */
+async function visitorsPageOfCompanies(
+  store: Store,
+  query: VisitorStatisticsQuery,
+  company: CompanyFilter,
+): Promise<VisitorsPage> {
+  const s = rollupScope(query, company.where, 'company_hours')
   const params = { ...s.params, ...company.params }
-  // The page first (every visitor of the range is aggregated, by last seen alone), then every
-  // figure for the visitors of the page.
   const page = await store.query<{ visitor: string; total: number }>(
     `${s.with}
     SELECT toString(visitor_id) AS visitor, max(last_hit_at) AS last_seen, count() OVER () AS total
@@ -411,46 +566,26 @@ export async function visitorStatistics(
     LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
     { ...params, limit: query.page.limit, offset: (query.page.page - 1) * query.page.limit },
   )
-  const total =
-    page.length > 0
-      ? Number(page[0]!.total)
-      : Number(
-          (
-            await store.query<{ n: number }>(`${s.with} SELECT uniqExact(visitor_id) AS n ${s.from}`, params)
-          )[0]?.n ?? 0,
-        )
-  if (page.length === 0) return { total, rows: [] }
-  const ids = page.map((row) => row.visitor)
-  // A visitor of the page is in the audience with every hit: the figures need no audience filter
-  // (whose subqueries would run a second time).
-  const everyone = rollupScope(
-    { ...query, icpOnly: false, personaOnly: false, icpSlug: undefined },
-    company.where,
+  if (page.length > 0) return { ids: page.map((row) => row.visitor), total: Number(page[0]!.total) }
+  const [count] = await store.query<{ n: number }>(
+    `${s.with} SELECT uniqExact(visitor_id) AS n ${s.from}`,
+    params,
   )
-  const figures = await store.query<VisitorFigures>(
-    `${everyone.with}
-    SELECT toString(visitor_id) AS visitor,
-      uniqExact(session_id) AS sessions,
-      sum(page_view_count) AS page_views,
-      min(first_hit_at) AS first_seen,
-      max(last_hit_at) AS last_seen,
-      argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
-    ${everyone.from} AND visitor_id IN {pageIds:Array(UUID)}
-    GROUP BY visitor_id`,
-    { ...everyone.params, ...company.params, pageIds: ids },
-  )
-  const byId = new Map(figures.map((row) => [row.visitor, row]))
-  const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined)
-  return { total, rows: await withVisitorDetails(store, query, ordered) }
+  return { ids: [], total: Number(count?.n ?? 0) }
 }
 
-/** Contacts, companies and ICP results of a page of visitors, in one statement. */
-async function withVisitorDetails(
+/** The contacts and ICP results of a page of visitors. */
+interface PageDetails {
+  contacts: Map<string, VisitorDetails['contacts'][number]>
+  icp: Map<string, { icp: boolean; persona: boolean }>
+}
+
+/** Contacts and ICP results of a page of visitors, in one statement. */
+async function visitorDetails(
   store: Store,
   query: StatisticsQuery,
-  figures: readonly VisitorFigures[],
-): Promise<VisitorStatistics[]> {
-  if (figures.length === 0) return []
+  ids: readonly string[],
+): Promise<PageDetails> {
   const active = query.configs.filter((config) => config.is_active)
   const [details] = await store.query<VisitorDetails>(
     `SELECT
@@ -460,13 +595,8 @@ async function withVisitorDetails(
          FROM icp_scores FINAL
          WHERE organization_id = {organizationId:UUID} AND visitor_id IN {ids:Array(UUID)}
            AND config_id IN {configIds:Array(String)}) AS scores`,
-    {
-      organizationId: query.organizationId,
-      ids: figures.map((row) => row.visitor),
-      configIds: active.map((config) => config.id),
-    },
+    { organizationId: query.organizationId, ids, configIds: active.map((config) => config.id) },
   )
-  const contacts = new Map((details?.contacts ?? []).map((contact) => [contact[0], contact]))
   const personaConfigs = new Set(active.filter((c) => c.kind === 'organization').map((c) => c.id))
   const icp = new Map<string, { icp: boolean; persona: boolean }>()
   for (const [visitor, configId, matched, persona] of details?.scores ?? []) {
@@ -475,6 +605,15 @@ async function withVisitorDetails(
     entry.persona ||= Number(persona) === 1 && personaConfigs.has(configId)
     icp.set(visitor, entry)
   }
+  return { contacts: new Map((details?.contacts ?? []).map((contact) => [contact[0], contact])), icp }
+}
+
+/** A page of visitors as the API shows them: figures, contacts, ICP results and company profiles. */
+async function withVisitorDetails(
+  store: Store,
+  figures: readonly VisitorFigures[],
+  { contacts, icp }: PageDetails,
+): Promise<VisitorStatistics[]> {
   const companyOf = (row: VisitorFigures) => contacts.get(row.visitor)?.[5] || row.hit_company_id
   const profiles = await companyProfiles(store, [...new Set(figures.map(companyOf).filter(Boolean))])
   return figures.map((row) => {

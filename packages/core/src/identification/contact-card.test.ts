@@ -58,7 +58,7 @@ afterAll(async () => {
 describe('the contact card on an upgraded store', () => {
   it('finds contacts stored before the card with every field, before and after the column is materialized', async () => {
     const { applied } = await migrate(store)
-    expect(applied).toEqual(['0019_contact_cards.sql'])
+    expect(applied[0]).toBe('0019_contact_cards.sql')
     const keys = ['before1@acme.example', 'before2@mail.example', 'BEFORE3@ACME.EXAMPLE']
     const expected = await columnsOf(['before-1', 'before-2', 'before-3'])
     expect(expected).toHaveLength(3)

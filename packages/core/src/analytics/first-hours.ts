@@ -1,0 +1,197 @@
+// The settling pass of `first_hours` (migration 0020): every active hour of a visitor, a session,
+// a (company, visitor) pair and a (company, session) pair next to the key's previous active hour, so the statistics count
+// distinct keys of a range as the rows whose previous hour lies before it (a filtered count, not a
+// hash table of every key).
+//
+// The rows depend on every hit of a visitor, whatever order hits arrive in, so they are not written
+// by a view: a pass recomputes the rows of the visitors with new page views or a new
+// identification (`visitor_changes`)
+// from their whole activity (`visitor_hours`, ordered by visitor) and inserts the difference with
+// what is stored (`first_hours_by_visitor`): a row to take back gets sign -1, a missing row +1.
+// One statement does it in the engine. Running a pass again over the same visitors inserts
+// nothing, so passes overlap their windows rather than miss a slow insert; two passes at once
+// would both insert the same difference, so passes run under a lock (one process at a time).
+import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
+import type { Locks } from '../coordination/ports.js'
+import type { Store } from '../store/client.js'
+import { storedTime } from '../store/time.js'
+
+/** `visitor_changes` rows are stamped when written, but an insert may finish a little after its stamp. */
+const overlapMs = 30_000
+/** `visitor_changes` keeps a day: a watermark older than this settles every visitor again. */
+const changesKeptMs = 23 * 3600 * 1000
+/** A full settle handles about this many visitors per statement (memory stays bounded). */
+const visitorsPerSlice = 250_000
+
+const noHour = "toDateTime(0, 'UTC')"
+const noHit = "toDateTime64(0, 3, 'UTC')"
+const noSession = "toUUID('00000000-0000-0000-0000-000000000000')"
+
+const columns =
+  'organization_id, kind, hour, company_id, visitor_id, session_id, previous_hour, first_hit_at, last_hit_at, previous_last_hit_at, page_view_count, engaged_ms, identified'
+
+/**
+ * The statement that makes the stored rows of some visitors what their activity (and their
+ * identification) says. `visitors(column)` is a condition on `organization_id` and the visitor id
+ * `column` naming them.
+ */
+function settleStatement(visitors: (column: string) => string): string {
+  const previous = (column: string, fallback: string) => `lagInFrame(${column}, 1, ${fallback}) OVER w`
+  return `
+  INSERT INTO first_hours (${columns}, sign)
+  WITH activity AS (
+    SELECT organization_id, visitor_id, hour, session_id, company_id,
+      min(first_hit_at) AS first_hit, max(last_hit_at) AS last_hit,
+      sum(page_view_count) AS page_views, sum(engaged_ms_sum) AS engaged
+    FROM visitor_hours
+    WHERE ${visitors('visitor_id')}
+    GROUP BY organization_id, visitor_id, hour, session_id, company_id
+  ),
+  identified_visitors AS (
+    SELECT organization_id, id FROM visitors FINAL WHERE identified_at IS NOT NULL AND ${visitors('id')}
+  )
+  SELECT ${columns}, if(weight > 0, 1, -1) AS sign
+  FROM (
+    SELECT ${columns}, sum(w) AS weight
+    FROM (
+      SELECT organization_id, 'visitor' AS kind, hour, '' AS company_id, visitor_id, ${noSession} AS session_id,
+        ${previous('hour', noHour)} AS previous_hour, first_hit_at, last_hit_at,
+        ${noHit} AS previous_last_hit_at, toUInt64(0) AS page_view_count, toUInt64(0) AS engaged_ms,
+        toUInt8((organization_id, visitor_id) IN identified_visitors) AS identified, toInt64(1) AS w
+      FROM (
+        SELECT organization_id, visitor_id, hour, min(first_hit) AS first_hit_at, max(last_hit) AS last_hit_at
+        FROM activity GROUP BY organization_id, visitor_id, hour
+      )
+      WINDOW w AS (PARTITION BY organization_id, visitor_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
+      UNION ALL
+      SELECT organization_id, 'session', hour, '', visitor_id, session_id,
+        ${previous('hour', noHour)}, first_hit_at, last_hit_at, ${previous('last_hit_at', noHit)},
+        page_view_count, engaged_ms, 0, 1
+      FROM (
+        SELECT organization_id, visitor_id, session_id, hour, min(first_hit) AS first_hit_at,
+          max(last_hit) AS last_hit_at, sum(page_views) AS page_view_count, sum(engaged) AS engaged_ms
+        FROM activity GROUP BY organization_id, visitor_id, session_id, hour
+      )
+      WINDOW w AS (PARTITION BY organization_id, visitor_id, session_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
+      UNION ALL
+      SELECT organization_id, 'company_visitor', hour, company_id, visitor_id, ${noSession},
+        ${previous('hour', noHour)}, first_hit_at, last_hit_at, ${noHit}, page_view_count, engaged_ms,
+        toUInt8((organization_id, visitor_id) IN identified_visitors), 1
+      FROM (
+        SELECT organization_id, visitor_id, company_id, hour, min(first_hit) AS first_hit_at,
+          max(last_hit) AS last_hit_at, sum(page_views) AS page_view_count, sum(engaged) AS engaged_ms
+        FROM activity WHERE company_id != '' GROUP BY organization_id, visitor_id, company_id, hour
+      )
+      WINDOW w AS (PARTITION BY organization_id, visitor_id, company_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
+      UNION ALL
+      SELECT organization_id, 'company_session', hour, company_id, visitor_id, session_id,
+        ${previous('hour', noHour)}, first_hit, last_hit, ${noHit}, 0, 0, 0, 1
+      FROM activity
+      WHERE company_id != ''
+      WINDOW w AS (PARTITION BY organization_id, visitor_id, session_id, company_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
+      UNION ALL
+      SELECT organization_id, toString(kind), hour, company_id, visitor_id, session_id, previous_hour,
+        first_hit_at, last_hit_at, previous_last_hit_at, page_view_count, engaged_ms, identified, -toInt64(sign)
+      FROM first_hours_by_visitor
+      WHERE ${visitors('visitor_id')}
+    )
+    GROUP BY ${columns}
+    HAVING weight != 0
+  )
+  ARRAY JOIN range(toUInt64(abs(weight))) AS copy`
+}
+
+export interface SettleResult {
+  /** Every visitor was settled (no watermark, or one older than the changes kept). */
+  full: boolean
+  /** The time of the newest changes read. */
+  until: string
+}
+
+/**
+ * One pass: the rows of every visitor with page views written since the last pass (less an
+ * overlap) made exact, or of every visitor when the last pass is too old or there was none. Run it
+ * under the `analytics:first-hours` lock (`startFirstHoursSettling`, `settleFirstHoursNow`);
+ * tests with no worker call it directly.
+ */
+export async function settleFirstHours(
+  store: Store,
+  options: { now?: number; overlapMs?: number } = {},
+): Promise<SettleResult> {
+  const now = options.now ?? Date.now()
+  const until = new Date(now).toISOString()
+  const [last] = await store.query<{ until: string; passes: number }>(
+    `SELECT max(until) AS until, count() AS passes FROM first_hours_passes`,
+  )
+  const lastUntil = Number(last?.passes) > 0 ? Date.parse(storedTime(String(last?.until))) : 0
+  const full = !(lastUntil > now - changesKeptMs)
+  if (full) {
+    const [count] = await store.query<{ n: number }>('SELECT uniq(visitor_id) AS n FROM visitor_hours')
+    const slices = Math.max(1, Math.ceil(Number(count?.n ?? 0) / visitorsPerSlice))
+    for (let slice = 0; slice < slices; slice++) {
+      await store.command(
+        settleStatement((id) => `cityHash64(${id}) % {slices:UInt64} = {slice:UInt64}`),
+        {
+          slices,
+          slice,
+        },
+      )
+    }
+  } else {
+    const after = new Date(lastUntil - (options.overlapMs ?? overlapMs)).toISOString()
+    await store.command(
+      settleStatement(
+        (id) => `(organization_id, ${id}) IN (
+          SELECT organization_id, visitor_id FROM visitor_changes
+          WHERE changed_at > {after:DateTime64(3, 'UTC')} AND changed_at <= {until:DateTime64(3, 'UTC')})`,
+      ),
+      { after, until },
+    )
+  }
+  await store.insert('first_hours_passes', [{ until, finished_at: new Date().toISOString() }])
+  return { full, until }
+}
+
+const lockName = 'analytics:first-hours'
+/** A full settle of 100 M page views takes minutes; the lease outlives it. */
+const lockTtlMs = 30 * 60_000
+
+/**
+ * One pass now, under the lock of the periodic pass (waiting for a pass under way): for a process
+ * that wrote page views and wants them counted at once (the demo seed).
+ */
+export async function settleFirstHoursNow(
+  deps: { store: Store; locks: Locks },
+  waitMs = 5 * 60_000,
+): Promise<SettleResult> {
+  const lock = await deps.locks.acquire(lockName, lockTtlMs, waitMs)
+  try {
+    return await settleFirstHours(deps.store)
+  } finally {
+    await lock.release()
+  }
+}
+
+/**
+ * Settles `first_hours` every `intervalMs` in the one process holding the lock. The statistics'
+ * distinct counts include the page views written up to the last pass.
+ */
+export function startFirstHoursSettling(
+  deps: { store: Store; locks: Locks; log: { warn(object: object, message: string): void } },
+  intervalMs: number,
+): PeriodicTask {
+  return startPeriodicTask({
+    locks: deps.locks,
+    lockName,
+    lockTtlMs,
+    intervalMs,
+    pass: async () => {
+      await settleFirstHours(deps.store)
+    },
+    onError: (error) =>
+      deps.log.warn(
+        { err: error },
+        'analytics: settling first hours failed; the next pass retries the window',
+      ),
+  })
+}
