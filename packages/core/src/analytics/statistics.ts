@@ -85,9 +85,10 @@ export interface Totals {
 }
 
 /**
- * Totals over the range from its `first_hours` rows: each visitor, session and (company, visitor)
- * pair counts by its first active hour in the range, so no figure needs a hash table of the
- * range's visitors or sessions (one was 25-45 ms at 10 M page views). A session's duration within
+ * Totals over the range from its `first_hours` rows: each visitor and session counts by its first
+ * active hour in the range, so no figure needs a hash table of the range's visitors or sessions
+ * (one was 25-45 ms at 10 M page views); the companies are the distinct ones of `company_hours`,
+ * read in its order. A session's duration within
  * the range is the span of its first row plus, for each later row, its last hit minus the last hit
  * of the row before. Three statements, one per kind of row, run side by side (on separate sessions
  * of the embedded engine, or separate requests to a server). The figures include the page views
@@ -96,7 +97,7 @@ export interface Totals {
 export async function statisticsTotals(store: Store, query: StatisticsQuery): Promise<Totals> {
   const visitorRows = rollupScope(query, ` AND ${firstInRange}`, 'first_hours:visitor')
   const sessionRows = rollupScope(query, '', 'first_hours:session')
-  const pairRows = rollupScope(query, ` AND ${firstInRange}`, 'first_hours:company_visitor')
+  const companyRows = rollupScope(query, '', 'company_hours')
   const ms = (column: string) => `toInt64(toUnixTimestamp64Milli(${column}))`
   const [[visitors], [sessions], [companies]] = await Promise.all([
     store.query<Record<string, number>>(
@@ -116,9 +117,12 @@ export async function statisticsTotals(store: Store, query: StatisticsQuery): Pr
       ${sessionRows.from}`,
       sessionRows.params,
     ),
+    // company_hours is ordered by company: its distinct companies are read in order, no hash table.
     store.query<Record<string, number>>(
-      `${pairRows.with} SELECT uniqExact(company_id) AS companies ${pairRows.from}`,
-      pairRows.params,
+      `${companyRows.with}
+      SELECT count() AS companies FROM (SELECT DISTINCT company_id ${companyRows.from})
+      SETTINGS optimize_distinct_in_order = 1`,
+      companyRows.params,
     ),
   ])
   const row = { ...visitors, ...sessions, ...companies }
@@ -444,87 +448,97 @@ export async function visitorStatistics(
   query: VisitorStatisticsQuery,
 ): Promise<{ rows: VisitorStatistics[]; total: number }> {
   const company = visitorCompanyFilter(query)
-  const { ids, total } =
-    company.where === ''
-      ? await visitorsPageByFirstHours(store, query)
-      : await visitorsPageOfCompanies(store, query, company)
-  if (ids.length === 0) return { total, rows: [] }
   // A visitor of the page is in the audience with every hit: the figures need no audience filter
-  // (whose subqueries would run a second time). Figures and details side by side.
+  // (whose subqueries would run a second time).
   const everyone = rollupScope(
     { ...query, icpOnly: false, personaOnly: false, icpSlug: undefined },
     company.where,
     company.where === '' ? 'visitor_hours' : 'company_hours',
   )
-  const [figures, details] = await Promise.all([
-    store.query<VisitorFigures>(
-      `SELECT toString(visitor_id) AS visitor,
-        uniqExact(session_id) AS sessions,
-        sum(page_view_count) AS page_views,
-        min(first_hit_at) AS first_seen,
-        max(last_hit_at) AS last_seen,
-        argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
-      ${everyone.from} AND visitor_id IN {pageIds:Array(UUID)}
-      GROUP BY visitor_id`,
-      { ...everyone.params, ...company.params, pageIds: ids },
-    ),
-    visitorDetails(store, query, ids),
-  ])
-  const byId = new Map(figures.map((row) => [row.visitor, row]))
-  const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined)
-  return { total, rows: await withVisitorDetails(store, ordered, details) }
-}
-
-interface VisitorsPage {
-  /** The page's visitors, in order. */
-  ids: string[]
-  total: number
+  // The page's figures and its contacts and ICP results side by side, then the companies' profiles.
+  const figures: PageFigures = (ids) =>
+    Promise.all([
+      store.query<VisitorFigures>(
+        `SELECT toString(visitor_id) AS visitor,
+          uniqExact(session_id) AS sessions,
+          sum(page_view_count) AS page_views,
+          min(first_hit_at) AS first_seen,
+          max(last_hit_at) AS last_seen,
+          argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
+        ${everyone.from} AND visitor_id IN {pageIds:Array(UUID)}
+        GROUP BY visitor_id
+        ORDER BY last_seen DESC, visitor_id`,
+        { ...everyone.params, ...company.params, pageIds: ids },
+      ),
+      visitorDetails(store, query, ids),
+    ])
+  const page =
+    company.where === ''
+      ? await visitorsPageByFirstHours(store, query, figures)
+      : await visitorsPageOfCompanies(store, query, company, figures)
+  return { total: page.total, rows: page.rows ? await withCompanies(store, ...page.rows) : [] }
 }
 
 type CompanyFilter = ReturnType<typeof visitorCompanyFilter>
+
+/** The figures of a page's visitors (last seen first), and their contacts and ICP results. */
+type PageFigures = (ids: readonly string[]) => Promise<[VisitorFigures[], PageDetails]>
+
+interface VisitorsPage {
+  /** The page's visitors with their figures, in order, and their details; none past the end. */
+  rows: [VisitorFigures[], PageDetails] | undefined
+  total: number
+}
 
 /** The window a visitors page is first looked for in: the last hours of the range. */
 const pageGuessHours = 6
 
 /**
  * A page of visitors by last seen, from the visitor rows of `first_hours`, without grouping every
- * visitor of the range: the page's visitors are
- * the last seen of the shortest window ending with the range that holds enough of them (a visitor
- * seen in it was seen after every visitor outside it), so only that window's rows are grouped by
- * visitor. The last six hours first, side by side with the total (the rows of each visitor's first
+ * visitor of the range: the page's visitors are the last seen of the shortest window ending with
+ * the range that holds enough of them (a visitor seen in it was seen after every visitor outside
+ * it), so only that window's rows are grouped by visitor. The last six hours first, side by side with the total (the rows of each visitor's first
  * active hour in the range). Fewer visitors there than the page needs: visitors active from hour H
  * to the end of the range number the rows there whose previous active hour is before H, so one
  * pass over the range's rows gives that number for every H (a sum of +sign at each row's hour and
  * -sign at its previous hour, over the points from H on) and the window to group.
  */
-async function visitorsPageByFirstHours(store: Store, query: VisitorStatisticsQuery): Promise<VisitorsPage> {
-  const rollup = 'first_hours:visitor'
-  const s = rollupScope(query, '', rollup)
-  const params = s.params
+async function visitorsPageByFirstHours(
+  store: Store,
+  query: VisitorStatisticsQuery,
+  figures: PageFigures,
+): Promise<VisitorsPage> {
+  const s = rollupScope(query, '', 'first_hours:visitor')
   const offset = (query.page.page - 1) * query.page.limit
   const wanted = offset + query.page.limit
+  /** The page within the window from `from` to the end of the range, and how many visitors it holds. */
   const pageFrom = async (from: number) => {
-    const window = rollupScope({ ...query, range: { from: iso(from), to: query.range.to } }, '', rollup)
-    const rows = await store.query<{ visitor: string; in_window: number }>(
+    const window = rollupScope(
+      { ...query, range: { from: iso(from), to: query.range.to } },
+      '',
+      'first_hours:visitor',
+    )
+    const page = await store.query<{ visitor: string; held: number }>(
       `${window.with}
-      SELECT toString(visitor_id) AS visitor, max(last_hit_at) AS last_seen, count() OVER () AS in_window
-      ${window.from}
+      SELECT toString(visitor_id) AS visitor, count() OVER () AS held ${window.from}
       GROUP BY visitor_id
-      ORDER BY last_seen DESC, visitor_id
+      ORDER BY max(last_hit_at) DESC, visitor_id
       LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
       { ...window.params, limit: query.page.limit, offset },
     )
-    return { ids: rows.map((row) => row.visitor), inWindow: Number(rows[0]?.in_window ?? 0) }
+    // No row: the page is past the window's visitors (their number is unknown, and too small).
+    return { ids: page.map((row) => row.visitor), held: Number(page[0]?.held ?? 0) }
   }
+  const figuresOf = async (ids: string[]) => (ids.length > 0 ? figures(ids) : undefined)
   const rangeFrom = Date.parse(s.range.from)
   const guessFrom = Math.max(rangeFrom, Date.parse(s.range.to) + 1 - pageGuessHours * hourMs)
   const [[count], guess] = await Promise.all([
-    store.query<{ n: number }>(`${s.with} SELECT sum(sign) AS n ${s.from} AND ${firstInRange}`, params),
+    store.query<{ n: number }>(`${s.with} SELECT sum(sign) AS n ${s.from} AND ${firstInRange}`, s.params),
     pageFrom(guessFrom),
   ])
   const total = Number(count?.n ?? 0)
-  if (offset >= total) return { ids: [], total }
-  if (guessFrom === rangeFrom || guess.inWindow >= wanted) return { ids: guess.ids, total }
+  if (offset >= total) return { rows: undefined, total }
+  if (guess.held >= wanted || guessFrom === rangeFrom) return { rows: await figuresOf(guess.ids), total }
   const points = await store.query<{ at: number; delta: number }>(
     `${s.with}
     SELECT toUnixTimestamp(change.1) AS at, sum(change.2) AS delta
@@ -532,7 +546,7 @@ async function visitorsPageByFirstHours(store: Store, query: VisitorStatisticsQu
     WHERE at >= toUnixTimestamp(toStartOfHour({from:DateTime64(3, 'UTC')}))
     GROUP BY at
     ORDER BY at DESC`,
-    params,
+    s.params,
   )
   let visitors = 0
   let windowFrom = rangeFrom
@@ -543,7 +557,7 @@ async function visitorsPageByFirstHours(store: Store, query: VisitorStatisticsQu
       break
     }
   }
-  return { ids: (await pageFrom(windowFrom)).ids, total }
+  return { rows: await figuresOf((await pageFrom(windowFrom)).ids), total }
 }
 
 /**
@@ -554,6 +568,7 @@ async function visitorsPageOfCompanies(
   store: Store,
   query: VisitorStatisticsQuery,
   company: CompanyFilter,
+  figures: PageFigures,
 ): Promise<VisitorsPage> {
   const s = rollupScope(query, company.where, 'company_hours')
   const params = { ...s.params, ...company.params }
@@ -566,12 +581,14 @@ async function visitorsPageOfCompanies(
     LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
     { ...params, limit: query.page.limit, offset: (query.page.page - 1) * query.page.limit },
   )
-  if (page.length > 0) return { ids: page.map((row) => row.visitor), total: Number(page[0]!.total) }
+  if (page.length > 0) {
+    return { rows: await figures(page.map((row) => row.visitor)), total: Number(page[0]!.total) }
+  }
   const [count] = await store.query<{ n: number }>(
     `${s.with} SELECT uniqExact(visitor_id) AS n ${s.from}`,
     params,
   )
-  return { ids: [], total: Number(count?.n ?? 0) }
+  return { rows: undefined, total: Number(count?.n ?? 0) }
 }
 
 /** The contacts and ICP results of a page of visitors. */
@@ -608,8 +625,8 @@ async function visitorDetails(
   return { contacts: new Map((details?.contacts ?? []).map((contact) => [contact[0], contact])), icp }
 }
 
-/** A page of visitors as the API shows them: figures, contacts, ICP results and company profiles. */
-async function withVisitorDetails(
+/** A page of visitors as the API shows them: figures, contacts and ICP results, company profiles. */
+async function withCompanies(
   store: Store,
   figures: readonly VisitorFigures[],
   { contacts, icp }: PageDetails,
