@@ -9,7 +9,7 @@
 // session durations are those of the hits in the range.
 import { appError } from '../errors.js'
 import type { VisitorCompany } from '../services/visitors.js'
-import type { Store } from '../store/client.js'
+import type { QueryParams, Store } from '../store/client.js'
 import type { CompanyRow, IcpConfigRow } from '../store/entities.js'
 import { type AudienceFilter, audienceSql } from './audience.js'
 
@@ -276,9 +276,13 @@ export async function companyStatistics(
   const direction = query.order === 'asc' ? 'ASC' : 'DESC'
   const sort = companySortFigure[query.sort ?? 'visitors']
   const s = rollupScope(query, '', sort.rows)
-  const page = await store.query<{ company_id: string; total: number }>(
+  // From the (company, visitor) rows, the page's identified visitors too (flagged by the settling
+  // pass): no set of the organization's identified visitors to read.
+  const pairs = sort.rows === 'first_hours:company_visitor'
+  const page = await store.query<{ company_id: string; total: number; identified_visitors?: number }>(
     `${s.with}
     SELECT company_id, ${sort.figure} AS sort_value, max(last_hit_at) AS last_seen, count() OVER () AS total
+      ${pairs ? `, ${companySortFigure.identifiedVisitors.figure} AS identified_visitors` : ''}
     ${s.from}
     GROUP BY company_id
     ORDER BY sort_value ${direction}, last_seen DESC, company_id
@@ -287,7 +291,10 @@ export async function companyStatistics(
   )
   const total = Number(page[0]?.total ?? (await countCompanies(store, s)))
   const ids = page.map((row) => row.company_id)
-  const byId = new Map((await companyFiguresOf(store, query, ids)).map((row) => [row.id, row]))
+  const identified = pairs
+    ? new Map(page.map((row) => [row.company_id, Number(row.identified_visitors)]))
+    : undefined
+  const byId = new Map((await companyFiguresOf(store, query, ids, identified)).map((row) => [row.id, row]))
   return { total, rows: ids.map((id) => byId.get(id)).filter((row) => row !== undefined) }
 }
 
@@ -295,12 +302,13 @@ export async function companyStatistics(
  * Every figure of some companies, with their profile fields: their `company_hours` rows alone (a
  * page of companies is a few thousand rows however many the range holds). Three statements side
  * by side: the figures, the identified visitors (among the identified visitors of these companies'
- * visitors only), the profiles.
+ * visitors only; unless given), the profiles.
  */
 export async function companyFiguresOf(
   store: Store,
   query: StatisticsQuery,
   ids: readonly string[],
+  identifiedVisitors?: ReadonlyMap<string, number>,
 ): Promise<CompanyStatistics[]> {
   if (ids.length === 0) return []
   const s = rollupScope(query, ' AND company_id IN {companyIds:Array(String)}', 'company_hours')
@@ -320,25 +328,34 @@ export async function companyFiguresOf(
       GROUP BY company_id`,
       params,
     ),
-    store.query<{ company_id: string; identified_visitors: number }>(
-      `${s.with}
+    identifiedVisitors ?? identifiedVisitorsOf(store, s, params),
+    companyProfiles(store, ids),
+  ])
+  return figures.map((row) =>
+    companyStatisticsOf(
+      { ...row, identified_visitors: identified.get(row.company_id) ?? 0 },
+      profiles.get(row.company_id),
+    ),
+  )
+}
+
+/** The identified visitors of the companies of `s` (`company_hours`), by company. */
+async function identifiedVisitorsOf(
+  store: Store,
+  s: ReturnType<typeof rollupScope>,
+  params: QueryParams,
+): Promise<Map<string, number>> {
+  const rows = await store.query<{ company_id: string; identified_visitors: number }>(
+    `${s.with}
       SELECT company_id, uniqExact(visitor_id) AS identified_visitors
       ${s.from} AND visitor_id IN (
         SELECT id FROM visitors FINAL
         WHERE organization_id = {organizationId:UUID} AND identified_at IS NOT NULL
           AND id IN (SELECT visitor_id ${s.from}))
       GROUP BY company_id`,
-      params,
-    ),
-    companyProfiles(store, ids),
-  ])
-  const identifiedOf = new Map(identified.map((row) => [row.company_id, Number(row.identified_visitors)]))
-  return figures.map((row) =>
-    companyStatisticsOf(
-      { ...row, identified_visitors: identifiedOf.get(row.company_id) ?? 0 },
-      profiles.get(row.company_id),
-    ),
+    params,
   )
+  return new Map(rows.map((row) => [row.company_id, Number(row.identified_visitors)]))
 }
 
 /** A row of company figures with the company's profile, as the API shows it. */
