@@ -18,6 +18,8 @@
 --   merges only ever collapse a row with its own cancellation.
 -- * `first_hours_by_visitor`: the same rows ordered by visitor (a view of first_hours), where the
 --   pass reads what is stored for the visitors it settles.
+-- * `first_hour_counts`: first_hours summed by kind, hour and previous hour (a view of it), for the
+--   figures of everyone.
 -- * `first_hours_passes`: how far the pass got (the time of the newest `visitor_changes` it read).
 --
 -- Nothing is backfilled here: the first pass finds no watermark and settles every visitor.
@@ -181,6 +183,39 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS first_hours_by_visitor_mv {{on_cluster}} 
 SELECT organization_id, visitor_id, kind, hour, company_id, session_id, previous_hour, first_hit_at,
   last_hit_at, previous_last_hit_at, page_view_count, engaged_ms, identified, sign
 FROM {{local:first_hours}};
+
+-- The rows of first_hours summed by organization, kind, hour and previous hour: the figures of
+-- everyone (no audience) are sums of a few rows per hour here. Whether a row counts in a range
+-- depends only on its hour and its previous hour, so the sums stay exact: visitors and sessions
+-- (`rows`, the sum of signs), the identified among them, page views and engaged time, and both
+-- terms of a session's duration (the span of a first row, the step of a later one).
+CREATE TABLE IF NOT EXISTS {{local:first_hour_counts}} {{on_cluster}} (
+  organization_id UUID,
+  kind Enum8('visitor' = 1, 'session' = 2, 'company_visitor' = 3, 'company_session' = 4),
+  hour DateTime('UTC'),
+  previous_hour DateTime('UTC'),
+  rows Int64,
+  identified Int64,
+  page_view_count Int64,
+  engaged_ms Int64,
+  first_span_ms Int64,
+  later_span_ms Int64
+) ENGINE = {{sharded:SummingMergeTree}}
+PARTITION BY toYYYYMM(hour)
+ORDER BY (organization_id, kind, hour, previous_hour);
+
+{{distributed:first_hour_counts:cityHash64(organization_id)}};
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS first_hour_counts_mv {{on_cluster}} TO {{local:first_hour_counts}} AS
+SELECT organization_id, kind, hour, previous_hour,
+  sum(sign) AS rows,
+  sum(sign * identified) AS identified,
+  sum(sign * toInt64(page_view_count)) AS page_view_count,
+  sum(sign * toInt64(engaged_ms)) AS engaged_ms,
+  sum(sign * (toInt64(toUnixTimestamp64Milli(last_hit_at)) - toInt64(toUnixTimestamp64Milli(first_hit_at)))) AS first_span_ms,
+  sum(sign * (toInt64(toUnixTimestamp64Milli(last_hit_at)) - toInt64(toUnixTimestamp64Milli(previous_last_hit_at)))) AS later_span_ms
+FROM {{local:first_hours}}
+GROUP BY organization_id, kind, hour, previous_hour;
 
 CREATE TABLE IF NOT EXISTS first_hours_passes {{on_cluster}} (
   until DateTime64(3, 'UTC'),

@@ -55,12 +55,17 @@ export function rollupScope(query: StatisticsQuery, extraWhere: string, table: R
   }
 }
 
-/** A rollup of migration 0020: `first_hours` (or its rows of one kind), `company_hours`, `visitor_hours`. */
+/**
+ * A rollup of migration 0020: `first_hours` (or its rows of one kind), `first_hour_counts` (for
+ * everyone: no audience filter applies to it), `company_hours`, `visitor_hours`.
+ */
 export type Rollup =
   | 'company_hours'
   | 'visitor_hours'
   | 'first_hours'
+  | 'first_hour_counts'
   | `first_hours:${'visitor' | 'session' | 'company_visitor' | 'company_session'}`
+  | 'first_hour_counts:visitor'
 
 /**
  * For the statements a request runs side by side: one engine thread each, so two or three of them
@@ -102,29 +107,17 @@ export interface Totals {
  */
 export async function statisticsTotals(store: Store, query: StatisticsQuery): Promise<Totals> {
   const visitorRows = rollupScope(query, ` AND ${firstInRange}`, 'first_hours:visitor')
-  const sessionRows = rollupScope(query, '', 'first_hours:session')
   const companyRows = rollupScope(query, '', 'company_hours')
-  const ms = (column: string) => `toInt64(toUnixTimestamp64Milli(${column}))`
   const [[visitors], [sessions], [companies]] = await Promise.all([
     store.query<Record<string, number>>(
       `${visitorRows.with}
-      SELECT sum(sign) AS visitors,
-        sumIf(sign, identified = 1) AS identified_visitors,
+      SELECT ${hasAudience(query) ? 'sum(sign) AS visitors, sumIf(sign, identified = 1) AS identified_visitors,' : ''}
         sumIf(sign, visitor_id IN icp_matched) AS icp_visitors
       ${visitorRows.from}
       ${sideBySide}`,
       visitorRows.params,
     ),
-    store.query<Record<string, number>>(
-      `${sessionRows.with}
-      SELECT sumIf(sign, ${firstInRange}) AS sessions,
-        sum(sign * (${ms('last_hit_at')} - if(${firstInRange}, ${ms('first_hit_at')}, ${ms('previous_last_hit_at')}))) AS session_ms,
-        sum(sign * toInt64(page_view_count)) AS page_views,
-        sum(sign * toInt64(engaged_ms)) AS engaged_ms
-      ${sessionRows.from}
-      ${sideBySide}`,
-      sessionRows.params,
-    ),
+    hasAudience(query) ? sessionTotals(store, query) : everyoneTotals(store, query),
     // company_hours is ordered by company: its distinct companies are read in order, no hash table.
     store.query<Record<string, number>>(
       `${companyRows.with}
@@ -133,7 +126,7 @@ export async function statisticsTotals(store: Store, query: StatisticsQuery): Pr
       companyRows.params,
     ),
   ])
-  const row = { ...visitors, ...sessions, ...companies }
+  const row = { ...sessions, ...visitors, ...companies }
   const number = (value: unknown) => (Number.isFinite(Number(value)) ? Number(value) : 0)
   return {
     visitors: number(row?.visitors),
@@ -148,6 +141,49 @@ export async function statisticsTotals(store: Store, query: StatisticsQuery): Pr
     from: visitorRows.range.from,
     to: visitorRows.range.to,
   }
+}
+
+/** Whether only some visitors count (ICPOnly, personaOnly, icpSlug). */
+const hasAudience = (query: StatisticsQuery) =>
+  Boolean(query.icpOnly || query.personaOnly || query.icpSlug !== undefined)
+
+const ms = (column: string) => `toInt64(toUnixTimestamp64Milli(${column}))`
+const sessionMs = (first: string) =>
+  `(${ms('last_hit_at')} - if(${firstInRange}, ${ms(first)}, ${ms('previous_last_hit_at')}))`
+
+/** The session figures of an audience, from its session rows. */
+async function sessionTotals(store: Store, query: StatisticsQuery) {
+  const s = rollupScope(query, '', 'first_hours:session')
+  return store.query<Record<string, number>>(
+    `${s.with}
+    SELECT sumIf(sign, ${firstInRange}) AS sessions,
+      sum(sign * ${sessionMs('first_hit_at')}) AS session_ms,
+      sum(sign * toInt64(page_view_count)) AS page_views,
+      sum(sign * toInt64(engaged_ms)) AS engaged_ms
+    ${s.from}
+    ${sideBySide}`,
+    s.params,
+  )
+}
+
+/**
+ * Everyone's visitors, identified visitors and session figures, from `first_hour_counts`: the rows
+ * of `first_hours` summed by kind, hour and previous hour (a few rows an hour).
+ */
+async function everyoneTotals(store: Store, query: StatisticsQuery) {
+  const s = rollupScope(query, " AND kind IN ('visitor', 'session')", 'first_hour_counts')
+  return store.query<Record<string, number>>(
+    `SELECT
+      sumIf(rows, kind = 'visitor' AND ${firstInRange}) AS visitors,
+      sumIf(identified, kind = 'visitor' AND ${firstInRange}) AS identified_visitors,
+      sumIf(rows, kind = 'session' AND ${firstInRange}) AS sessions,
+      sumIf(if(${firstInRange}, first_span_ms, later_span_ms), kind = 'session') AS session_ms,
+      sumIf(page_view_count, kind = 'session') AS page_views,
+      sumIf(engaged_ms, kind = 'session') AS engaged_ms
+    ${s.from}
+    ${sideBySide}`,
+    s.params,
+  )
 }
 
 export type ChartInterval = 'hour' | 'day' | 'week'
@@ -188,7 +224,9 @@ export async function visitorsChart(
   store: Store,
   query: StatisticsQuery & { interval: ChartInterval; timezone: string },
 ): Promise<ChartPoint[]> {
-  const s = rollupScope(query, '', 'first_hours:visitor')
+  // Everyone from the sums of first_hours rows, an audience from its visitors' rows.
+  const everyone = !hasAudience(query)
+  const s = rollupScope(query, '', everyone ? 'first_hour_counts:visitor' : 'first_hours:visitor')
   const bucket = bucketSql[query.interval]
   const first = bucket.replaceAll('hour, ', "toStartOfHour({from:DateTime64(3, 'UTC')}), ")
   const last = bucket.replaceAll('hour, ', "toStartOfHour({to:DateTime64(3, 'UTC')}), ")
@@ -197,7 +235,7 @@ export async function visitorsChart(
       `${s.with}
     SELECT toUnixTimestamp(bucket) * 1000 AS at, count FROM (
       SELECT ${bucket} AS bucket,
-        sumIf(sign, toUnixTimestamp(previous_hour) < greatest(toUnixTimestamp(bucket),
+        sumIf(${everyone ? 'rows' : 'sign'}, toUnixTimestamp(previous_hour) < greatest(toUnixTimestamp(bucket),
           toUnixTimestamp(toStartOfHour({from:DateTime64(3, 'UTC')})))) AS count
       ${s.from}
       GROUP BY bucket
@@ -558,7 +596,12 @@ async function visitorsPageByFirstHours(
   const rangeFrom = Date.parse(s.range.from)
   const guessFrom = Math.max(rangeFrom, Date.parse(s.range.to) + 1 - pageGuessHours * hourMs)
   const [[count], guess] = await Promise.all([
-    store.query<{ n: number }>(`${s.with} SELECT sum(sign) AS n ${s.from} AND ${firstInRange}`, s.params),
+    hasAudience(query)
+      ? store.query<{ n: number }>(`${s.with} SELECT sum(sign) AS n ${s.from} AND ${firstInRange}`, s.params)
+      : store.query<{ n: number }>(
+          `SELECT sum(rows) AS n ${rollupScope(query, '', 'first_hour_counts:visitor').from} AND ${firstInRange}`,
+          s.params,
+        ),
     pageFrom(guessFrom),
   ])
   const total = Number(count?.n ?? 0)
