@@ -107,7 +107,12 @@ export interface Totals {
  */
 export async function statisticsTotals(store: Store, query: StatisticsQuery): Promise<Totals> {
   const visitorRows = rollupScope(query, ` AND ${firstInRange}`, 'first_hours:visitor')
-  const companyRows = rollupScope(query, '', 'company_hours')
+  // Everyone's companies from company_hours, ordered by company: read in order, no hash table. An
+  // audience's from its (company, visitor) rows of the range: its visitors' rows are few, and
+  // company_hours would be read over every hour to find them.
+  const companyRows = hasAudience(query)
+    ? rollupScope(query, ` AND ${firstInRange}`, 'first_hours:company_visitor')
+    : rollupScope(query, '', 'company_hours')
   const [[visitors], [sessions], [companies]] = await Promise.all([
     store.query<Record<string, number>>(
       `${visitorRows.with}
@@ -118,7 +123,6 @@ export async function statisticsTotals(store: Store, query: StatisticsQuery): Pr
       visitorRows.params,
     ),
     hasAudience(query) ? sessionTotals(store, query) : everyoneTotals(store, query),
-    // company_hours is ordered by company: its distinct companies are read in order, no hash table.
     store.query<Record<string, number>>(
       `${companyRows.with}
       SELECT count() AS companies FROM (SELECT DISTINCT company_id ${companyRows.from})
@@ -518,7 +522,8 @@ export async function visitorStatistics(
     company.where,
     company.where === '' ? 'visitor_hours' : 'company_hours',
   )
-  // The page's figures and its contacts and ICP results side by side, then the companies' profiles.
+  // The page's figures, its contacts and ICP results, and the names of the companies they can name
+  // (of the contacts, and of the visitors' hits in the range) side by side.
   const figures: PageFigures = (ids) =>
     Promise.all([
       store.query<VisitorFigures>(
@@ -534,22 +539,35 @@ export async function visitorStatistics(
         { ...everyone.params, ...company.params, pageIds: ids },
       ),
       visitorDetails(store, query, ids),
+      store.query<{ id: string; name: string; domain: string }>(
+        `SELECT id, name, domain FROM companies FINAL
+        WHERE id IN (SELECT company_id ${everyone.from} AND visitor_id IN {pageIds:Array(UUID)})
+          OR id IN (SELECT company_id FROM visitors FINAL
+            WHERE organization_id = {organizationId:UUID} AND id IN {pageIds:Array(UUID)})`,
+        { ...everyone.params, ...company.params, pageIds: ids },
+      ),
     ])
   const page =
     company.where === ''
       ? await visitorsPageByFirstHours(store, query, figures)
       : await visitorsPageOfCompanies(store, query, company, figures)
-  return { total: page.total, rows: page.rows ? await withCompanies(store, ...page.rows) : [] }
+  return { total: page.total, rows: page.rows ? visitorRows(...page.rows) : [] }
 }
 
 type CompanyFilter = ReturnType<typeof visitorCompanyFilter>
 
-/** The figures of a page's visitors (last seen first), and their contacts and ICP results. */
-type PageFigures = (ids: readonly string[]) => Promise<[VisitorFigures[], PageDetails]>
+/** The figures of a page's visitors (last seen first), their contacts and ICP results, the names of their companies. */
+type PageFigures = (ids: readonly string[]) => Promise<[VisitorFigures[], PageDetails, CompanyName[]]>
+
+interface CompanyName {
+  id: string
+  name: string
+  domain: string
+}
 
 interface VisitorsPage {
   /** The page's visitors with their figures, in order, and their details; none past the end. */
-  rows: [VisitorFigures[], PageDetails] | undefined
+  rows: [VisitorFigures[], PageDetails, CompanyName[]] | undefined
   total: number
 }
 
@@ -693,14 +711,17 @@ async function visitorDetails(
   return { contacts: new Map((details?.contacts ?? []).map((contact) => [contact[0], contact])), icp }
 }
 
-/** A page of visitors as the API shows them: figures, contacts and ICP results, company profiles. */
-async function withCompanies(
-  store: Store,
+/**
+ * A page of visitors as the API shows them: figures, contacts and ICP results, and the company (the
+ * contact's, else the one of the visitor's last hit with a company) with its name and domain.
+ */
+function visitorRows(
   figures: readonly VisitorFigures[],
   { contacts, icp }: PageDetails,
-): Promise<VisitorStatistics[]> {
+  companies: readonly CompanyName[],
+): VisitorStatistics[] {
   const companyOf = (row: VisitorFigures) => contacts.get(row.visitor)?.[5] || row.hit_company_id
-  const profiles = await companyProfiles(store, [...new Set(figures.map(companyOf).filter(Boolean))])
+  const profiles = new Map(companies.map((company) => [company.id, company]))
   return figures.map((row) => {
     const contact = contacts.get(row.visitor)
     const companyId = companyOf(row)
