@@ -39,6 +39,9 @@ function settleStatement(visitors: (column: string) => string): string {
   const previous = (column: string, fallback: string) => `lagInFrame(${column}, 1, ${fallback}) OVER w`
   return `
   INSERT INTO first_hours (${columns}, sign)
+  -- On a cluster the difference is on its shards before the statement returns: the next pass reads
+  -- it back (an insert queued in the background would be inserted twice).
+  SETTINGS distributed_foreground_insert = 1
   WITH activity AS (
     SELECT organization_id, visitor_id, hour, session_id, company_id,
       min(first_hit_at) AS first_hit, max(last_hit_at) AS last_hit,
