@@ -67,11 +67,17 @@ export type Rollup =
   | `first_hours:${'visitor' | 'session' | 'company_visitor' | 'company_session'}`
   | 'first_hour_counts:visitor'
 
+/** Whether only some visitors count (ICPOnly, personaOnly, icpSlug). */
+const hasAudience = (query: StatisticsQuery) =>
+  Boolean(query.icpOnly || query.personaOnly || query.icpSlug !== undefined)
+
 /**
  * For the statements a request runs side by side: one engine thread each, so two or three of them
- * share the cores instead of each asking for all of them (measured 10-15 % faster for the totals).
+ * share the cores instead of each asking for all of them (measured 10-15 % faster for everyone's
+ * totals). Not for an audience's: their time goes to probing the audience's set row by row, which
+ * measured 5-10 % faster on all threads.
  */
-const sideBySide = 'SETTINGS max_threads = 1'
+const sideBySide = (query: StatisticsQuery) => (hasAudience(query) ? '' : 'SETTINGS max_threads = 1')
 
 /**
  * A `first_hours` row that is its key's first active hour in the range: the key counts once in the
@@ -119,14 +125,14 @@ export async function statisticsTotals(store: Store, query: StatisticsQuery): Pr
       SELECT ${hasAudience(query) ? 'sum(sign) AS visitors, sumIf(sign, identified = 1) AS identified_visitors,' : ''}
         sumIf(sign, visitor_id IN icp_matched) AS icp_visitors
       ${visitorRows.from}
-      ${sideBySide}`,
+      ${sideBySide(query)}`,
       visitorRows.params,
     ),
     hasAudience(query) ? sessionTotals(store, query) : everyoneTotals(store, query),
     store.query<Record<string, number>>(
       `${companyRows.with}
       SELECT count() AS companies FROM (SELECT DISTINCT company_id ${companyRows.from})
-      ${sideBySide}`,
+      ${sideBySide(query)}`,
       companyRows.params,
     ),
   ])
@@ -147,10 +153,6 @@ export async function statisticsTotals(store: Store, query: StatisticsQuery): Pr
   }
 }
 
-/** Whether only some visitors count (ICPOnly, personaOnly, icpSlug). */
-const hasAudience = (query: StatisticsQuery) =>
-  Boolean(query.icpOnly || query.personaOnly || query.icpSlug !== undefined)
-
 const ms = (column: string) => `toInt64(toUnixTimestamp64Milli(${column}))`
 const sessionMs = (first: string) =>
   `(${ms('last_hit_at')} - if(${firstInRange}, ${ms(first)}, ${ms('previous_last_hit_at')}))`
@@ -165,7 +167,7 @@ async function sessionTotals(store: Store, query: StatisticsQuery) {
       sum(sign * toInt64(page_view_count)) AS page_views,
       sum(sign * toInt64(engaged_ms)) AS engaged_ms
     ${s.from}
-    ${sideBySide}`,
+    ${sideBySide(query)}`,
     s.params,
   )
 }
@@ -185,7 +187,7 @@ async function everyoneTotals(store: Store, query: StatisticsQuery) {
       sumIf(page_view_count, kind = 'session') AS page_views,
       sumIf(engaged_ms, kind = 'session') AS engaged_ms
     ${s.from}
-    ${sideBySide}`,
+    ${sideBySide(query)}`,
     s.params,
   )
 }
