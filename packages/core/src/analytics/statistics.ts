@@ -580,8 +580,9 @@ const pageGuessHours = 6
  * A page of visitors by last seen, from the visitor rows of `first_hours`, without grouping every
  * visitor of the range: the page's visitors are the last seen of the shortest window ending with
  * the range that holds enough of them (a visitor seen in it was seen after every visitor outside
- * it), so only that window's rows are grouped by visitor. The last six hours first, side by side with the total (the rows of each visitor's first
- * active hour in the range). Fewer visitors there than the page needs: visitors active from hour H
+ * it), so only that window's rows are grouped by visitor. The last six hours first, side by side
+ * with the total (the rows of each visitor's first active hour in the range), which the page's
+ * figures do not wait for. Fewer visitors there than the page needs: visitors active from hour H
  * to the end of the range number the rows there whose previous active hour is before H, so one
  * pass over the range's rows gives that number for every H (a sum of +sign at each row's hour and
  * -sign at its previous hour, over the points from H on) and the window to group.
@@ -615,18 +616,24 @@ async function visitorsPageByFirstHours(
   const figuresOf = async (ids: string[]) => (ids.length > 0 ? figures(ids) : undefined)
   const rangeFrom = Date.parse(s.range.from)
   const guessFrom = Math.max(rangeFrom, Date.parse(s.range.to) + 1 - pageGuessHours * hourMs)
-  const [[count], guess] = await Promise.all([
+  const counted = (
     hasAudience(query)
       ? store.query<{ n: number }>(`${s.with} SELECT sum(sign) AS n ${s.from} AND ${firstInRange}`, s.params)
       : store.query<{ n: number }>(
           `SELECT sum(rows) AS n ${rollupScope(query, '', 'first_hour_counts:visitor').from} AND ${firstInRange}`,
           s.params,
-        ),
-    pageFrom(guessFrom),
-  ])
-  const total = Number(count?.n ?? 0)
+        )
+  ).then(([count]) => Number(count?.n ?? 0))
+  // Awaited below; a failure meanwhile must not go unhandled.
+  counted.catch(() => {})
+  const guess = await pageFrom(guessFrom)
+  if (guess.held >= wanted || guessFrom === rangeFrom) {
+    // The page is in the window: its figures need not wait for the total.
+    const [rows, total] = await Promise.all([figuresOf(guess.ids), counted])
+    return { rows, total }
+  }
+  const total = await counted
   if (offset >= total) return { rows: undefined, total }
-  if (guess.held >= wanted || guessFrom === rangeFrom) return { rows: await figuresOf(guess.ids), total }
   const points = await store.query<{ at: number; delta: number }>(
     `${s.with}
     SELECT toUnixTimestamp(change.1) AS at, sum(change.2) AS delta
