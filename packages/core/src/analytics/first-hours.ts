@@ -1,16 +1,16 @@
 // The settling pass of `first_hours` (migration 0020): every active hour of a visitor, a session,
-// a (company, visitor) pair and a (company, session) pair next to the key's previous active hour, so the statistics count
-// distinct keys of a range as the rows whose previous hour lies before it (a filtered count, not a
-// hash table of every key).
+// a (company, visitor) pair and a (company, session) pair next to the key's previous active hour,
+// so the statistics count distinct keys of a range as the rows whose previous hour lies before it
+// (a filtered count, not a hash table of every key).
 //
 // The rows depend on every hit of a visitor, whatever order hits arrive in, so they are not written
 // by a view: a pass recomputes the rows of the visitors with new page views or a new
-// identification (`visitor_changes`)
-// from their whole activity (`visitor_hours`, ordered by visitor) and inserts the difference with
-// what is stored (`first_hours_by_visitor`): a row to take back gets sign -1, a missing row +1.
-// One statement does it in the engine. Running a pass again over the same visitors inserts
-// nothing, so passes overlap their windows rather than miss a slow insert; two passes at once
-// would both insert the same difference, so passes run under a lock (one process at a time).
+// identification (`visitor_changes`) from their whole activity (`visitor_hours`, ordered by
+// visitor) and inserts the difference with what is stored (`first_hours_by_visitor`): a row to
+// take back gets sign -1, a missing row +1. One statement does it in the engine. Running a pass
+// again over the same visitors inserts nothing, so passes overlap their windows rather than miss a
+// slow insert; two passes at once would both insert the same difference, so passes run under a
+// lock (one process at a time).
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Locks } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
