@@ -11,6 +11,7 @@ import {
   type StatisticsQuery,
   type VisitorStatistics,
   visitorCompanyFilter,
+  visitorFiguresRollup,
 } from './statistics.js'
 
 const iso = (value: string) => new Date(Date.parse(value)).toISOString()
@@ -49,7 +50,7 @@ export async function* exportVisitorStatistics(
   // aggregates only its own visitors (a run of ids after the last one would aggregate every
   // visitor still to come, page after page). The slice count comes from an estimate of the
   // visitors; a slice holds about `pageSize` of them.
-  const rollup = company.where === '' ? 'visitor_hours' : 'company_hours'
+  const rollup = visitorFiguresRollup(company)
   const all = rollupScope(query, company.where, rollup)
   const [estimate] = await store.query<{ n: number }>(
     `${all.with} SELECT uniq(visitor_id) AS n ${all.from}`,

@@ -56,13 +56,12 @@ export function rollupScope(query: StatisticsQuery, extraWhere: string, table: R
 }
 
 /**
- * A rollup of migration 0020: `first_hours` (or its rows of one kind), `first_hour_counts` (for
- * everyone: no audience filter applies to it), `company_hours`, `visitor_hours`.
+ * A rollup of migration 0020: `first_hours`' rows of one kind, `first_hour_counts` (for everyone:
+ * no audience filter applies to it), `company_hours`, `visitor_hours`.
  */
 export type Rollup =
   | 'company_hours'
   | 'visitor_hours'
-  | 'first_hours'
   | 'first_hour_counts'
   | `first_hours:${'visitor' | 'session' | 'company_visitor' | 'company_session'}`
   | 'first_hour_counts:visitor'
@@ -105,11 +104,10 @@ export interface Totals {
  * Totals over the range from its `first_hours` rows: each visitor and session counts by its first
  * active hour in the range, so no figure needs a hash table of the range's visitors or sessions
  * (one was 25-45 ms at 10 M page views); the companies are the distinct ones of `company_hours`,
- * read in its order. A session's duration within
- * the range is the span of its first row plus, for each later row, its last hit minus the last hit
- * of the row before. Three statements, one per kind of row, run side by side (on separate sessions
- * of the embedded engine, or separate requests to a server). The figures include the page views
- * settled by the last pass (analytics/first-hours.ts).
+ * read in its order. A session's duration within the range is the span of its first row plus, for
+ * each later row, its last hit minus the last hit of the row before. Three statements run side by
+ * side (on separate sessions of the embedded engine, or separate requests to a server). The
+ * figures include the page views settled by the last pass (analytics/first-hours.ts).
  */
 export async function statisticsTotals(store: Store, query: StatisticsQuery): Promise<Totals> {
   const visitorRows = rollupScope(query, ` AND ${firstInRange}`, 'first_hours:visitor')
@@ -154,8 +152,8 @@ export async function statisticsTotals(store: Store, query: StatisticsQuery): Pr
 }
 
 const ms = (column: string) => `toInt64(toUnixTimestamp64Milli(${column}))`
-const sessionMs = (first: string) =>
-  `(${ms('last_hit_at')} - if(${firstInRange}, ${ms(first)}, ${ms('previous_last_hit_at')}))`
+/** A session row's share of its session's duration in the range (the sum telescopes). */
+const sessionMs = `(${ms('last_hit_at')} - if(${firstInRange}, ${ms('first_hit_at')}, ${ms('previous_last_hit_at')}))`
 
 /** The session figures of an audience, from its session rows. */
 async function sessionTotals(store: Store, query: StatisticsQuery) {
@@ -163,7 +161,7 @@ async function sessionTotals(store: Store, query: StatisticsQuery) {
   return store.query<Record<string, number>>(
     `${s.with}
     SELECT sumIf(sign, ${firstInRange}) AS sessions,
-      sum(sign * ${sessionMs('first_hit_at')}) AS session_ms,
+      sum(sign * ${sessionMs}) AS session_ms,
       sum(sign * toInt64(page_view_count)) AS page_views,
       sum(sign * toInt64(engaged_ms)) AS engaged_ms
     ${s.from}
@@ -495,6 +493,10 @@ interface VisitorDetails {
   scores: [string, string, number, number][]
 }
 
+/** Where visitors' figures are read: all their hits by visitor, or some companies' by company. */
+export const visitorFiguresRollup = (company: { where: string }): Rollup =>
+  company.where === '' ? 'visitor_hours' : 'company_hours'
+
 /** The hits of one company, or of the companies with a domain (imported, or named by DNS). */
 export function visitorCompanyFilter(query: { companyId?: string | undefined; domain?: string | undefined }) {
   if (query.companyId !== undefined) {
@@ -522,7 +524,7 @@ export async function visitorStatistics(
   const everyone = rollupScope(
     { ...query, icpOnly: false, personaOnly: false, icpSlug: undefined },
     company.where,
-    company.where === '' ? 'visitor_hours' : 'company_hours',
+    visitorFiguresRollup(company),
   )
   // The page's figures, its contacts and ICP results, and the names of the companies they can name
   // (of the contacts, and of the visitors' hits in the range) side by side.
