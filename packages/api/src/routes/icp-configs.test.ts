@@ -2,7 +2,7 @@
 // worker runs, the stats and the visitor profile's statuses, and incremental re-scoring of new
 // activity. The tenant and scope matrix (matrix.test.ts) covers 401/403 for every route.
 import type { RecalculationStatus } from '@visitor-id/core'
-import { blankContactFields } from '@visitor-id/core'
+import { blankContactFields, settleFirstHours } from '@visitor-id/core'
 import { timeUntil } from '@visitor-id/core/testing'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -427,6 +427,50 @@ describe('PUT /organizations/{id}/icp-configs/{slug}', () => {
     const on = (await call(tenant, 'PUT', '/watched', { isActive: true })).json()
     expect(on.recalculation.requestedAt > second.requestedAt).toBe(true)
     expect((await settled(tenant, 'watched')).recalculation.finishedAt! > second.finishedAt!).toBe(true)
+  })
+
+  it('turning a config off or on, or deleting it, changes the ICPOnly statistics at the next pass', async () => {
+    const tenant = await h.createTenant()
+    const fit = await company({ industry: 'SaaS', country: 'US' })
+    await visit(tenant.organizationId, { companyId: fit })
+    await visit(tenant.organizationId, { companyId: fit })
+    await visit(tenant.organizationId)
+    await create(tenant, { name: 'Fit', filter: saas })
+    await settled(tenant, 'fit')
+    const range = `from=${new Date(Date.now() - 86_400_000).toISOString()}&to=${new Date().toISOString()}`
+    /** The totals of everyone and of ICPOnly after a settling pass. */
+    const totals = async () => {
+      await settleFirstHours(h.store)
+      const read = async (audience: string) => {
+        const response = await h.request({
+          method: 'GET',
+          url: `/api/v1/companies/statistic/${tenant.organizationId}/total?${range}${audience}`,
+          key: tenant.key,
+        })
+        expect(response.statusCode, response.body).toBe(200)
+        const { visitors, icpVisitors, companies } = response.json()
+        return { visitors, icpVisitors, companies }
+      }
+      return { everyone: await read(''), icpOnly: await read('&ICPOnly=true') }
+    }
+    const matched = {
+      everyone: { visitors: 3, icpVisitors: 2, companies: 1 },
+      icpOnly: { visitors: 2, icpVisitors: 2, companies: 1 },
+    }
+    const none = {
+      everyone: { visitors: 3, icpVisitors: 0, companies: 1 },
+      icpOnly: { visitors: 0, icpVisitors: 0, companies: 0 },
+    }
+    expect(await totals()).toEqual(matched)
+    expect((await call(tenant, 'PUT', '/fit', { isActive: false })).statusCode).toBe(200)
+    expect(await totals()).toEqual(none)
+    // On again: the recalculation finds the stored scores unchanged and writes none; the matches
+    // count again all the same.
+    expect((await call(tenant, 'PUT', '/fit', { isActive: true })).statusCode).toBe(200)
+    await settled(tenant, 'fit')
+    expect(await totals()).toEqual(matched)
+    expect((await call(tenant, 'DELETE', '/fit')).statusCode).toBe(204)
+    expect(await totals()).toEqual(none)
   })
 
   it('409 when renaming to a taken slug, 400 for `stats`, bad slugs and bad bodies, 404 for unknown slugs', async () => {

@@ -1,7 +1,9 @@
 // Who the statistics count: every visitor with hits in the range, or only those an ICP config
 // matched (ICPOnly, icpSlug) or whose persona matched (personaOnly), from the ICP scores of the
 // organization's live, active configs. The sets are SQL subqueries, so a request stays one
-// statement; `identified` is the organization's visitors identified at least once.
+// statement; `identified` is the organization's visitors identified at least once. The rows of
+// first_hours carry ICPOnly and personaOnly as flags (`icp`, `persona`, set by the settling pass,
+// analytics/first-hours.ts): on those rows the audience is a flag, not a set to probe.
 import { appError } from '../errors.js'
 import type { IcpConfigRow } from '../store/entities.js'
 
@@ -24,9 +26,14 @@ export interface AudienceSql {
 
 /**
  * The audience of a statistics request. `configs` are the organization's configs (from memory);
- * an unknown `icpSlug` is a 400 naming it.
+ * an unknown `icpSlug` is a 400 naming it. `flagged`: the rows filtered carry the `icp` and
+ * `persona` flags.
  */
-export function audienceSql(configs: readonly IcpConfigRow[], filter: AudienceFilter): AudienceSql {
+export function audienceSql(
+  configs: readonly IcpConfigRow[],
+  filter: AudienceFilter,
+  flagged = false,
+): AudienceSql {
   const active = configs.filter((config) => config.is_active)
   const params: Record<string, unknown> = {
     icpConfigIds: active.map((config) => config.id),
@@ -42,8 +49,8 @@ export function audienceSql(configs: readonly IcpConfigRow[], filter: AudienceFi
     `persona_matched AS (${scored('personaConfigIds', 'persona')})`,
   ]
   const where: string[] = []
-  if (filter.icpOnly) where.push('visitor_id IN icp_matched')
-  if (filter.personaOnly) where.push('visitor_id IN persona_matched')
+  if (filter.icpOnly) where.push(flagged ? 'icp = 1' : 'visitor_id IN icp_matched')
+  if (filter.personaOnly) where.push(flagged ? 'persona = 1' : 'visitor_id IN persona_matched')
   if (filter.icpSlug !== undefined) {
     const config = configs.find((candidate) => candidate.slug === filter.icpSlug)
     if (!config) throw appError('invalid_request', `No ICP config has the slug "${filter.icpSlug}"`)

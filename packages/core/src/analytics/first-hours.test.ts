@@ -10,7 +10,7 @@ import { newId } from '../ids.js'
 import { createStore, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
 import { tempDir } from '../testing/temp-dir.js'
-import { settleFirstHours, settleFirstHoursNow } from './first-hours.js'
+import { markAudienceChanged, settleFirstHours, settleFirstHoursNow } from './first-hours.js'
 
 const tmp = tempDir('vid-first-hours-')
 let store: Store
@@ -210,6 +210,95 @@ describe('settling first_hours', () => {
       ['company_visitor', 1],
       ['visitor', 1],
     ])
+  })
+
+  it('the audience flags follow new scores and configs turned off or deleted', async () => {
+    const organizationId = newId()
+    const ids = { visitors: [newId(), newId(), newId()], sessions: Array.from({ length: 9 }, () => newId()) }
+    await store.insert(
+      'page_views',
+      [0, 1, 2].map((visitor) =>
+        pageView(organizationId, ids, {
+          visitor,
+          session: 0,
+          company: 1,
+          minute: 30 + visitor,
+          pageview: true,
+        }),
+      ),
+    )
+    await settleFirstHours(store)
+    const at = new Date().toISOString()
+    const config = (id: string, kind: string, version: number, more: object = {}) => ({
+      id,
+      organization_id: organizationId,
+      kind,
+      slug: id,
+      name: id,
+      rules: '{}',
+      is_active: true,
+      created_at: at,
+      updated_at: at,
+      version,
+      ...more,
+    })
+    const [company, partner] = [config('company-fit', 'organization', 1), config('partner-fit', 'partner', 1)]
+    await store.insert('icp_configs', [company, partner])
+    const score = (visitor: number, configId: string, persona: number) => ({
+      organization_id: organizationId,
+      config_id: configId,
+      visitor_id: ids.visitors[visitor],
+      matched: 1,
+      persona,
+      score: 100,
+      computed_at: at,
+      version: 1,
+    })
+    await store.insert('icp_scores', [score(0, company.id, 1), score(1, partner.id, 1)])
+    /** The visitors flagged, as (flag, visitor index) per kind of row, and the ICP sums of the counts. */
+    const flagged = async () => {
+      const rows = await store.query<{ kind: string; flag: string; visitor: string; n: number }>(
+        `SELECT toString(kind) AS kind, flag, toString(visitor_id) AS visitor, sum(sign) AS n
+         FROM first_hours ARRAY JOIN [if(icp = 1, 'icp', ''), if(persona = 1, 'persona', '')] AS flag
+         WHERE organization_id = {o:UUID} AND flag != '' GROUP BY kind, flag, visitor HAVING n != 0
+         ORDER BY kind, flag, visitor`,
+        { o: organizationId },
+      )
+      const [counts] = await store.query<{ icp: number }>(
+        `SELECT sum(icp_rows) AS icp FROM first_hour_counts WHERE organization_id = {o:UUID} AND kind = 'visitor'`,
+        { o: organizationId },
+      )
+      const visitor = (id: string) => ids.visitors.indexOf(id)
+      return {
+        visitors: rows
+          .filter((row) => row.kind === 'visitor')
+          .map((row) => [row.flag, visitor(row.visitor), Number(row.n)]),
+        kinds: [...new Set(rows.map((row) => row.kind))],
+        icpCounted: Number(counts?.icp),
+      }
+    }
+    // New scores: visitor 0 by the organization's config (persona too: counted, it is
+    // organization-level), visitor 1 by the partner config (its persona never counts).
+    await settleFirstHours(store)
+    expect(await flagged()).toEqual({
+      visitors: [
+        ['icp', 0, 1],
+        ['icp', 1, 1],
+        ['persona', 0, 1],
+      ],
+      kinds: ['company_session', 'company_visitor', 'session', 'visitor'],
+      icpCounted: 2,
+    })
+    // Turned off: its matches stop counting without a new score.
+    await store.insert('icp_configs', [{ ...company, is_active: false, version: 2 }])
+    await markAudienceChanged(store, company)
+    await settleFirstHours(store)
+    expect((await flagged()).visitors).toEqual([['icp', 1, 1]])
+    // Deleted, likewise; the other visitors' rows never changed.
+    await store.insert('icp_configs', [{ ...partner, is_deleted: 1, version: 2 }])
+    await markAudienceChanged(store, partner)
+    await settleFirstHours(store)
+    expect(await flagged()).toEqual({ visitors: [], kinds: [], icpCounted: 0 })
   })
 
   it('a second pass inserts nothing; an old watermark settles every visitor again, changing nothing', async () => {

@@ -11,16 +11,23 @@
 // again over the same visitors inserts nothing, so passes overlap their windows rather than miss a
 // slow insert; two passes at once would both insert the same difference, so passes run under a
 // lock (one process at a time).
+//
+// The pass also flags each row with its visitor's audience (migration 0021): `identified`, `icp`
+// (matched by an active config of its organization) and `persona` (its persona matched by an
+// active organization-level config), from the stored visitors, scores and configs. A change of the
+// audience is a change of the visitor: a new score (`audience_changes`, a view of icp_scores), a
+// config turned on, off or deleted (`markAudienceChanged`), an identification (`visitor_changes`).
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Locks } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
+import type { IcpConfigRow } from '../store/entities.js'
 import { storedTime } from '../store/time.js'
 
 /** `visitor_changes` rows are stamped when written, but an insert may finish a little after its stamp. */
 const overlapMs = 30_000
 /** `visitor_changes` keeps a day: a watermark older than this settles every visitor again. */
 const changesKeptMs = 23 * 3600 * 1000
-/** A full settle handles about this many visitors per statement (memory stays bounded). */
+/** A pass handles about this many visitors per statement (memory stays bounded). */
 const visitorsPerSlice = 250_000
 
 const noHour = "toDateTime(0, 'UTC')"
@@ -28,7 +35,11 @@ const noHit = "toDateTime64(0, 3, 'UTC')"
 const noSession = "toUUID('00000000-0000-0000-0000-000000000000')"
 
 const columns =
-  'organization_id, kind, hour, company_id, visitor_id, session_id, previous_hour, first_hit_at, last_hit_at, previous_last_hit_at, page_view_count, engaged_ms, identified'
+  'organization_id, kind, hour, company_id, visitor_id, session_id, previous_hour, first_hit_at, last_hit_at, previous_last_hit_at, page_view_count, engaged_ms, identified, icp, persona'
+
+/** The configs whose matches count for ICPOnly (any kind) and personaOnly (organization-level). */
+const activeConfigs = (kind: string) => `(SELECT organization_id, id FROM icp_configs FINAL
+    WHERE is_active AND is_deleted = 0${kind})`
 
 /**
  * The statement that makes the stored rows of some visitors what their activity (and their
@@ -52,11 +63,24 @@ function settleStatement(visitors: (column: string) => string): string {
   ),
   identified_visitors AS (
     SELECT organization_id, id FROM visitors FINAL WHERE identified_at IS NOT NULL AND ${visitors('id')}
+  ),
+  icp_visitors AS (
+    SELECT organization_id, visitor_id FROM icp_scores FINAL
+    WHERE matched = 1 AND ${visitors('visitor_id')} AND (organization_id, config_id) IN ${activeConfigs('')}
+  ),
+  persona_visitors AS (
+    SELECT organization_id, visitor_id FROM icp_scores FINAL
+    WHERE persona = 1 AND ${visitors('visitor_id')}
+      AND (organization_id, config_id) IN ${activeConfigs(" AND kind = 'organization'")}
   )
   SELECT ${columns}, if(weight > 0, 1, -1) AS sign
   FROM (
     SELECT ${columns}, sum(w) AS weight
     FROM (
+      SELECT *,
+        toUInt8((organization_id, visitor_id) IN icp_visitors) AS icp,
+        toUInt8((organization_id, visitor_id) IN persona_visitors) AS persona
+      FROM (
       SELECT organization_id, 'visitor' AS kind, hour, '' AS company_id, visitor_id, ${noSession} AS session_id,
         ${previous('hour', noHour)} AS previous_hour, first_hit_at, last_hit_at,
         ${noHit} AS previous_last_hit_at, toUInt64(0) AS page_view_count, toUInt64(0) AS engaged_ms,
@@ -92,9 +116,11 @@ function settleStatement(visitors: (column: string) => string): string {
       FROM activity
       WHERE company_id != ''
       WINDOW w AS (PARTITION BY organization_id, visitor_id, session_id, company_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
+      )
       UNION ALL
       SELECT organization_id, toString(kind), hour, company_id, visitor_id, session_id, previous_hour,
-        first_hit_at, last_hit_at, previous_last_hit_at, page_view_count, engaged_ms, identified, -toInt64(sign)
+        first_hit_at, last_hit_at, previous_last_hit_at, page_view_count, engaged_ms, identified,
+        -toInt64(sign), icp, persona
       FROM first_hours_by_visitor
       WHERE ${visitors('visitor_id')}
     )
@@ -103,6 +129,14 @@ function settleStatement(visitors: (column: string) => string): string {
   )
   ARRAY JOIN range(toUInt64(abs(weight))) AS copy`
 }
+
+/** The visitors of `visitor_changes` and `audience_changes` from `after` to `until`. */
+const changedVisitors = ['visitor_changes', 'audience_changes']
+  .map(
+    (table) => `SELECT organization_id, visitor_id FROM ${table}
+    WHERE changed_at > {after:DateTime64(3, 'UTC')} AND changed_at <= {until:DateTime64(3, 'UTC')}`,
+  )
+  .join(' UNION ALL ')
 
 export interface SettleResult {
   /** Every visitor was settled (no watermark, or one older than the changes kept). */
@@ -128,31 +162,46 @@ export async function settleFirstHours(
   )
   const lastUntil = Number(last?.passes) > 0 ? Date.parse(storedTime(String(last?.until))) : 0
   const full = !(lastUntil > now - changesKeptMs)
-  if (full) {
-    const [count] = await store.query<{ n: number }>('SELECT uniq(visitor_id) AS n FROM visitor_hours')
-    const slices = Math.max(1, Math.ceil(Number(count?.n ?? 0) / visitorsPerSlice))
-    for (let slice = 0; slice < slices; slice++) {
-      await store.command(
-        settleStatement((id) => `cityHash64(${id}) % {slices:UInt64} = {slice:UInt64}`),
-        {
-          slices,
-          slice,
-        },
-      )
-    }
-  } else {
-    const after = new Date(lastUntil - (options.overlapMs ?? overlapMs)).toISOString()
+  const after = new Date(lastUntil - (options.overlapMs ?? overlapMs)).toISOString()
+  // Every visitor, or those with new page views, a new identification or a new audience.
+  const changed = full
+    ? { condition: () => 'true', from: 'visitor_hours' }
+    : {
+        condition: (id: string) => `(organization_id, ${id}) IN (${changedVisitors})`,
+        from: `(${changedVisitors})`,
+      }
+  const [count] = await store.query<{ n: number }>(`SELECT uniq(visitor_id) AS n FROM ${changed.from}`, {
+    after,
+    until,
+  })
+  const slices = Math.max(1, Math.ceil(Number(count?.n ?? 0) / visitorsPerSlice))
+  for (let slice = 0; slice < slices; slice++) {
     await store.command(
       settleStatement(
-        (id) => `(organization_id, ${id}) IN (
-          SELECT organization_id, visitor_id FROM visitor_changes
-          WHERE changed_at > {after:DateTime64(3, 'UTC')} AND changed_at <= {until:DateTime64(3, 'UTC')})`,
+        (id) => `${changed.condition(id)} AND cityHash64(${id}) % {slices:UInt64} = {slice:UInt64}`,
       ),
-      { after, until },
+      { after, until, slices, slice },
     )
   }
   await store.insert('first_hours_passes', [{ until, finished_at: new Date().toISOString() }])
   return { full, until }
+}
+
+/**
+ * Marks the visitors a config matched (or whose persona it matched) as changed for the next pass:
+ * turned on, off or deleted, it changes the ICPOnly and personaOnly audiences without a new score.
+ */
+export async function markAudienceChanged(
+  store: Store,
+  config: Pick<IcpConfigRow, 'organization_id' | 'id'>,
+): Promise<void> {
+  await store.command(
+    `INSERT INTO audience_changes (organization_id, visitor_id, changed_at)
+    SELECT organization_id, visitor_id, now64(3) FROM icp_scores FINAL
+    WHERE organization_id = {organizationId:UUID} AND config_id = {configId:String}
+      AND (matched = 1 OR persona = 1)`,
+    { organizationId: config.organization_id, configId: config.id },
+  )
 }
 
 const lockName = 'analytics:first-hours'

@@ -42,9 +42,14 @@ export interface PageRequest {
 
 /** The rows of a rollup of the organization in the range, for the audience, as SQL and its parameters. */
 export function rollupScope(query: StatisticsQuery, extraWhere: string, table: Rollup) {
-  const audience = audienceSql(query.configs, query)
-  const range = effectiveRange(query.range)
   const [name, kind] = table.split(':')
+  // first_hour_counts has no visitors: its readers choose the audience's columns (countColumns).
+  const audience = audienceSql(
+    query.configs,
+    name === 'first_hour_counts' ? {} : query,
+    name === 'first_hours',
+  )
+  const range = effectiveRange(query.range)
   return {
     with: audience.with,
     from: `FROM ${name}
@@ -56,8 +61,9 @@ export function rollupScope(query: StatisticsQuery, extraWhere: string, table: R
 }
 
 /**
- * A rollup of migration 0020: `first_hours`' rows of one kind, `first_hour_counts` (for everyone:
- * no audience filter applies to it), `company_hours`, `visitor_hours`.
+ * A rollup of migrations 0020 and 0021: `first_hours`' rows of one kind (with the audience flags),
+ * `first_hour_counts` (everyone's sums and the ICP audience's, `countColumns`), `company_hours`,
+ * `visitor_hours`.
  */
 export type Rollup =
   | 'company_hours'
@@ -69,6 +75,15 @@ export type Rollup =
 /** Whether only some visitors count (ICPOnly, personaOnly, icpSlug). */
 const hasAudience = (query: StatisticsQuery) =>
   Boolean(query.icpOnly || query.personaOnly || query.icpSlug !== undefined)
+
+/**
+ * The columns of `first_hour_counts` that sum the request's audience: everyone's (no prefix) or the
+ * ICP audience's (`icp_`). Undefined for the audiences only rows can count (personaOnly, icpSlug).
+ */
+function countColumns(query: StatisticsQuery): '' | 'icp_' | undefined {
+  if (query.personaOnly || query.icpSlug !== undefined) return undefined
+  return query.icpOnly ? 'icp_' : ''
+}
 
 /**
  * For the statements a request runs side by side: one engine thread each, so two or three of them
@@ -83,6 +98,18 @@ const sideBySide = (query: StatisticsQuery) => (hasAudience(query) ? '' : 'SETTI
  * range by it. Rows are summed by `sign` (a row taken back by the settling pass has a -1 twin).
  */
 const firstInRange = "previous_hour < toStartOfHour({from:DateTime64(3, 'UTC')})"
+
+/**
+ * Whether `first_hours` rows are read through a flag (ICPOnly, personaOnly). A visitor that left the
+ * audience leaves its rows there, each with its -1 twin, until a merge collapses them: sums of sign
+ * stay right meanwhile, but a key exists only while its signs sum above 0, and its first and last
+ * hits are those of its live rows. (Everyone's rows, and a config's set of visitors, keep every
+ * visitor's rows together: a row taken back there is replaced by one with the same hits or more.)
+ */
+const flagged = (query: StatisticsQuery) => Boolean(query.icpOnly || query.personaOnly)
+
+/** The companies of some `first_hours` rows (`from`) with a live row. */
+const liveCompanies = (from: string) => `SELECT company_id ${from} GROUP BY company_id HAVING sum(sign) > 0`
 
 const iso = (value: string | number) =>
   new Date(typeof value === 'number' ? value : Date.parse(value)).toISOString()
@@ -103,39 +130,35 @@ export interface Totals {
 /**
  * Totals over the range from its `first_hours` rows: each visitor and session counts by its first
  * active hour in the range, so no figure needs a hash table of the range's visitors or sessions
- * (one was 25-45 ms at 10 M page views); the companies are the distinct ones of `company_hours`,
- * read in its order. A session's duration within the range is the span of its first row plus, for
- * each later row, its last hit minus the last hit of the row before. Three statements run side by
- * side (on separate sessions of the embedded engine, or separate requests to a server). The
- * figures include the page views settled by the last pass (analytics/first-hours.ts).
+ * (one was 25-45 ms at 10 M page views). Everyone's and the ICP audience's figures are sums of
+ * `first_hour_counts`; another audience's, of its rows. The companies are the distinct ones of
+ * `company_hours` (read in its order), or of the audience's (company, visitor) rows. A session's
+ * duration within the range is the span of its first row plus, for each later row, its last hit
+ * minus the last hit of the row before. The statements run side by side (on separate sessions of
+ * the embedded engine, or separate requests to a server). The figures include the page views
+ * settled by the last pass (analytics/first-hours.ts).
  */
 export async function statisticsTotals(store: Store, query: StatisticsQuery): Promise<Totals> {
-  const visitorRows = rollupScope(query, ` AND ${firstInRange}`, 'first_hours:visitor')
+  const columns = countColumns(query)
   // Everyone's companies from company_hours, ordered by company: read in order, no hash table. An
   // audience's from its (company, visitor) rows of the range: its visitors' rows are few, and
   // company_hours would be read over every hour to find them.
   const companyRows = hasAudience(query)
     ? rollupScope(query, ` AND ${firstInRange}`, 'first_hours:company_visitor')
     : rollupScope(query, '', 'company_hours')
-  const [[visitors], [sessions], [companies]] = await Promise.all([
-    store.query<Record<string, number>>(
-      `${visitorRows.with}
-      SELECT ${hasAudience(query) ? 'sum(sign) AS visitors, sumIf(sign, identified = 1) AS identified_visitors,' : ''}
-        sumIf(sign, visitor_id IN icp_matched) AS icp_visitors
-      ${visitorRows.from}
-      ${sideBySide(query)}`,
-      visitorRows.params,
-    ),
-    hasAudience(query) ? sessionTotals(store, query) : everyoneTotals(store, query),
+  const [figures, [companies]] = await Promise.all([
+    columns === undefined ? audienceRowTotals(store, query) : countTotals(store, query, columns),
     store.query<Record<string, number>>(
       `${companyRows.with}
-      SELECT count() AS companies FROM (SELECT DISTINCT company_id ${companyRows.from})
+      SELECT count() AS companies
+      FROM (${hasAudience(query) ? liveCompanies(companyRows.from) : `SELECT DISTINCT company_id ${companyRows.from}`})
       ${sideBySide(query)}`,
       companyRows.params,
     ),
   ])
-  const row = { ...sessions, ...visitors, ...companies }
+  const row = { ...figures, ...companies }
   const number = (value: unknown) => (Number.isFinite(Number(value)) ? Number(value) : 0)
+  const range = effectiveRange(query.range)
   return {
     visitors: number(row?.visitors),
     identifiedVisitors: number(row?.identified_visitors),
@@ -146,8 +169,8 @@ export async function statisticsTotals(store: Store, query: StatisticsQuery): Pr
       number(row?.sessions) > 0 ? Math.round(number(row?.session_ms) / number(row?.sessions) / 100) / 10 : 0,
     icpVisitors: number(row?.icp_visitors),
     engagedSeconds: Math.round(number(row?.engaged_ms) / 1000),
-    from: visitorRows.range.from,
-    to: visitorRows.range.to,
+    from: range.from,
+    to: range.to,
   }
 }
 
@@ -155,39 +178,55 @@ const ms = (column: string) => `toInt64(toUnixTimestamp64Milli(${column}))`
 /** A session row's share of its session's duration in the range (the sum telescopes). */
 const sessionMs = `(${ms('last_hit_at')} - if(${firstInRange}, ${ms('first_hit_at')}, ${ms('previous_last_hit_at')}))`
 
-/** The session figures of an audience, from its session rows. */
-async function sessionTotals(store: Store, query: StatisticsQuery) {
+/**
+ * The visitor and session figures of an audience that only rows can count (personaOnly, icpSlug),
+ * from its visitor and session rows, side by side.
+ */
+async function audienceRowTotals(store: Store, query: StatisticsQuery) {
+  const v = rollupScope(query, ` AND ${firstInRange}`, 'first_hours:visitor')
   const s = rollupScope(query, '', 'first_hours:session')
-  return store.query<Record<string, number>>(
-    `${s.with}
-    SELECT sumIf(sign, ${firstInRange}) AS sessions,
-      sum(sign * ${sessionMs}) AS session_ms,
-      sum(sign * toInt64(page_view_count)) AS page_views,
-      sum(sign * toInt64(engaged_ms)) AS engaged_ms
-    ${s.from}
-    ${sideBySide(query)}`,
-    s.params,
-  )
+  const [[visitors], [sessions]] = await Promise.all([
+    store.query<Record<string, number>>(
+      `${v.with}
+      SELECT sum(sign) AS visitors, sumIf(sign, identified = 1) AS identified_visitors,
+        sumIf(sign, icp = 1) AS icp_visitors
+      ${v.from}`,
+      v.params,
+    ),
+    store.query<Record<string, number>>(
+      `${s.with}
+      SELECT sumIf(sign, ${firstInRange}) AS sessions,
+        sum(sign * ${sessionMs}) AS session_ms,
+        sum(sign * toInt64(page_view_count)) AS page_views,
+        sum(sign * toInt64(engaged_ms)) AS engaged_ms
+      ${s.from}`,
+      s.params,
+    ),
+  ])
+  return { ...visitors, ...sessions }
 }
 
 /**
- * Everyone's visitors, identified visitors and session figures, from `first_hour_counts`: the rows
- * of `first_hours` summed by kind, hour and previous hour (a few rows an hour).
+ * The visitors, identified visitors, ICP visitors and session figures of everyone or of the ICP
+ * audience, from `first_hour_counts`: the rows of `first_hours` summed by kind, hour and previous
+ * hour (a few rows an hour).
  */
-async function everyoneTotals(store: Store, query: StatisticsQuery) {
+async function countTotals(store: Store, query: StatisticsQuery, columns: '' | 'icp_') {
   const s = rollupScope(query, " AND kind IN ('visitor', 'session')", 'first_hour_counts')
-  return store.query<Record<string, number>>(
+  const [row] = await store.query<Record<string, number>>(
     `SELECT
-      sumIf(rows, kind = 'visitor' AND ${firstInRange}) AS visitors,
-      sumIf(identified, kind = 'visitor' AND ${firstInRange}) AS identified_visitors,
-      sumIf(rows, kind = 'session' AND ${firstInRange}) AS sessions,
-      sumIf(if(${firstInRange}, first_span_ms, later_span_ms), kind = 'session') AS session_ms,
-      sumIf(page_view_count, kind = 'session') AS page_views,
-      sumIf(engaged_ms, kind = 'session') AS engaged_ms
+      sumIf(${columns}rows, kind = 'visitor' AND ${firstInRange}) AS visitors,
+      sumIf(${columns}identified, kind = 'visitor' AND ${firstInRange}) AS identified_visitors,
+      sumIf(icp_rows, kind = 'visitor' AND ${firstInRange}) AS icp_visitors,
+      sumIf(${columns}rows, kind = 'session' AND ${firstInRange}) AS sessions,
+      sumIf(if(${firstInRange}, ${columns}first_span_ms, ${columns}later_span_ms), kind = 'session') AS session_ms,
+      sumIf(${columns}page_view_count, kind = 'session') AS page_views,
+      sumIf(${columns}engaged_ms, kind = 'session') AS engaged_ms
     ${s.from}
     ${sideBySide(query)}`,
     s.params,
   )
+  return row
 }
 
 export type ChartInterval = 'hour' | 'day' | 'week'
@@ -228,9 +267,13 @@ export async function visitorsChart(
   store: Store,
   query: StatisticsQuery & { interval: ChartInterval; timezone: string },
 ): Promise<ChartPoint[]> {
-  // Everyone from the sums of first_hours rows, an audience from its visitors' rows.
-  const everyone = !hasAudience(query)
-  const s = rollupScope(query, '', everyone ? 'first_hour_counts:visitor' : 'first_hours:visitor')
+  // Everyone and the ICP audience from the sums of first_hours rows, another audience from its rows.
+  const columns = countColumns(query)
+  const s = rollupScope(
+    query,
+    '',
+    columns === undefined ? 'first_hours:visitor' : 'first_hour_counts:visitor',
+  )
   const bucket = bucketSql[query.interval]
   const first = bucket.replaceAll('hour, ', "toStartOfHour({from:DateTime64(3, 'UTC')}), ")
   const last = bucket.replaceAll('hour, ', "toStartOfHour({to:DateTime64(3, 'UTC')}), ")
@@ -239,7 +282,7 @@ export async function visitorsChart(
       `${s.with}
     SELECT toUnixTimestamp(bucket) * 1000 AS at, count FROM (
       SELECT ${bucket} AS bucket,
-        sumIf(${everyone ? 'rows' : 'sign'}, toUnixTimestamp(previous_hour) < greatest(toUnixTimestamp(bucket),
+        sumIf(${columns === undefined ? 'sign' : `${columns}rows`}, toUnixTimestamp(previous_hour) < greatest(toUnixTimestamp(bucket),
           toUnixTimestamp(toStartOfHour({from:DateTime64(3, 'UTC')})))) AS count
       ${s.from}
       GROUP BY bucket
@@ -272,18 +315,31 @@ export type CompanySortKey = (typeof companySortKeys)[number]
  * sessions its (company, session) rows likewise, its sums those of its (company, visitor) rows. A
  * row taken back by the settling pass carries a later first hit and an earlier last hit than the
  * row that replaced it (a key's hour only gains hits), so min and max over every row are right.
+ * `combine` sums a figure's values over (company, visitor) pairs (a flagged audience's, `flagged`).
  */
-const companySortFigure: Record<CompanySortKey, { rows: Rollup; figure: string }> = {
-  visitors: { rows: 'first_hours:company_visitor', figure: `sumIf(sign, ${firstInRange})` },
+const companySortFigure: Record<
+  CompanySortKey,
+  { rows: Rollup; figure: string; combine: 'sum' | 'min' | 'max' }
+> = {
+  visitors: { rows: 'first_hours:company_visitor', figure: `sumIf(sign, ${firstInRange})`, combine: 'sum' },
   identifiedVisitors: {
     rows: 'first_hours:company_visitor',
     figure: `sumIf(sign, ${firstInRange} AND identified = 1)`,
+    combine: 'sum',
   },
-  sessions: { rows: 'first_hours:company_session', figure: `sumIf(sign, ${firstInRange})` },
-  pageViews: { rows: 'first_hours:company_visitor', figure: 'sum(sign * toInt64(page_view_count))' },
-  firstSeenAt: { rows: 'first_hours:company_visitor', figure: 'min(first_hit_at)' },
-  lastSeenAt: { rows: 'first_hours:company_visitor', figure: 'max(last_hit_at)' },
-  engagedSeconds: { rows: 'first_hours:company_visitor', figure: 'sum(sign * toInt64(engaged_ms))' },
+  sessions: { rows: 'first_hours:company_session', figure: `sumIf(sign, ${firstInRange})`, combine: 'sum' },
+  pageViews: {
+    rows: 'first_hours:company_visitor',
+    figure: 'sum(sign * toInt64(page_view_count))',
+    combine: 'sum',
+  },
+  firstSeenAt: { rows: 'first_hours:company_visitor', figure: 'min(first_hit_at)', combine: 'min' },
+  lastSeenAt: { rows: 'first_hours:company_visitor', figure: 'max(last_hit_at)', combine: 'max' },
+  engagedSeconds: {
+    rows: 'first_hours:company_visitor',
+    figure: 'sum(sign * toInt64(engaged_ms))',
+    combine: 'sum',
+  },
 }
 
 export interface CompanyStatistics
@@ -329,11 +385,24 @@ export async function companyStatistics(
   // From the (company, visitor) rows, the page's identified visitors too (flagged by the settling
   // pass): no set of the organization's identified visitors to read.
   const pairs = sort.rows === 'first_hours:company_visitor'
+  const identifiedFigure = companySortFigure.identifiedVisitors.figure
+  // A flagged audience's figures by (company, visitor) pair first, of its live pairs only.
+  const select = flagged(query)
+    ? `SELECT company_id, ${sort.combine}(pair_value) AS sort_value, max(pair_last_seen) AS last_seen,
+        count() OVER () AS total${pairs ? ', sum(pair_identified) AS identified_visitors' : ''}
+      FROM (
+        SELECT company_id, ${sort.figure} AS pair_value, max(last_hit_at) AS pair_last_seen
+          ${pairs ? `, ${identifiedFigure} AS pair_identified` : ''}
+        ${s.from}
+        GROUP BY company_id, visitor_id
+        HAVING sum(sign) > 0
+      )`
+    : `SELECT company_id, ${sort.figure} AS sort_value, max(last_hit_at) AS last_seen, count() OVER () AS total
+        ${pairs ? `, ${identifiedFigure} AS identified_visitors` : ''}
+      ${s.from}`
   const page = await store.query<{ company_id: string; total: number; identified_visitors?: number }>(
     `${s.with}
-    SELECT company_id, ${sort.figure} AS sort_value, max(last_hit_at) AS last_seen, count() OVER () AS total
-      ${pairs ? `, ${companySortFigure.identifiedVisitors.figure} AS identified_visitors` : ''}
-    ${s.from}
+    ${select}
     GROUP BY company_id
     ORDER BY sort_value ${direction}, last_seen DESC, company_id
     LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
@@ -433,7 +502,7 @@ function companyStatisticsOf(row: CompanyFigures, profile: CompanyProfile | unde
 /** The total when the page asked for is past the end (no row carries it). */
 async function countCompanies(store: Store, s: ReturnType<typeof rollupScope>): Promise<number> {
   const [row] = await store.query<{ n: number }>(
-    `${s.with} SELECT uniqExact(company_id) AS n ${s.from}`,
+    `${s.with} SELECT count() AS n FROM (${liveCompanies(s.from)})`,
     s.params,
   )
   return Number(row?.n ?? 0)
@@ -608,6 +677,7 @@ async function visitorsPageByFirstHours(
       `${window.with}
       SELECT toString(visitor_id) AS visitor, count() OVER () AS held ${window.from}
       GROUP BY visitor_id
+      ${flagged(query) ? 'HAVING sum(sign) > 0' : ''}
       ORDER BY max(last_hit_at) DESC, visitor_id
       LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
       { ...window.params, limit: query.page.limit, offset },
@@ -618,11 +688,12 @@ async function visitorsPageByFirstHours(
   const figuresOf = async (ids: string[]) => (ids.length > 0 ? figures(ids) : undefined)
   const rangeFrom = Date.parse(s.range.from)
   const guessFrom = Math.max(rangeFrom, Date.parse(s.range.to) + 1 - pageGuessHours * hourMs)
+  const columns = countColumns(query)
   const counted = (
-    hasAudience(query)
+    columns === undefined
       ? store.query<{ n: number }>(`${s.with} SELECT sum(sign) AS n ${s.from} AND ${firstInRange}`, s.params)
       : store.query<{ n: number }>(
-          `SELECT sum(rows) AS n ${rollupScope(query, '', 'first_hour_counts:visitor').from} AND ${firstInRange}`,
+          `SELECT sum(${columns}rows) AS n ${rollupScope(query, '', 'first_hour_counts:visitor').from} AND ${firstInRange}`,
           s.params,
         )
   ).then(([count]) => Number(count?.n ?? 0))

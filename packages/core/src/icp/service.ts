@@ -1,7 +1,11 @@
 // What the API does with configs: each write, then the scoring it calls for. Creating a config, or
 // changing its filter, rules or isActive, recalculates it; turning off or deleting an
-// organization-level config re-scores the partner rules that read its results.
+// organization-level config re-scores the partner rules that read its results. Turning a config on
+// or off, or deleting it, changes who its matches count for (the ICPOnly and personaOnly
+// audiences) without a new score: its matched visitors are marked for the statistics' next pass.
+import { markAudienceChanged } from '../analytics/first-hours.js'
 import type { Coordination } from '../coordination/ports.js'
+import type { Store } from '../store/client.js'
 import type { IcpConfigRow, Repositories } from '../store/entities.js'
 import {
   changesScores,
@@ -14,6 +18,7 @@ import {
 import { requestDependentRecalculations, requestRecalculation } from './recalculation.js'
 
 export interface IcpServiceDeps {
+  store: Store
   repos: Repositories
   coordination: Coordination
 }
@@ -37,6 +42,7 @@ export async function changeIcpConfig(
   fields: IcpConfigFields,
 ): Promise<IcpConfigRow> {
   const after = await updateIcpConfig(deps.repos, deps.coordination.locks, config, fields)
+  if (config.is_active !== after.is_active) await markAudienceChanged(deps.store, after)
   if (after.is_active && changesScores(config, after)) await requestRecalculation(deps.coordination, after)
   // Turned off: its results stop counting, so partner rules built on them are scored again. (Turned
   // on or changed, its own run asks for them when it ends.)
@@ -49,6 +55,7 @@ export async function changeIcpConfig(
 /** Deletes a config; its matches stop counting at once. */
 export async function removeIcpConfig(deps: IcpServiceDeps, config: IcpConfigRow): Promise<void> {
   await deleteIcpConfig(deps.repos, config)
+  if (config.is_active) await markAudienceChanged(deps.store, config)
   if (config.kind === 'organization' && config.is_active) {
     await requestDependentRecalculations(deps, config.organization_id)
   }
