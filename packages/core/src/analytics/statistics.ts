@@ -595,10 +595,10 @@ export async function visitorStatistics(
     company.where,
     visitorFiguresRollup(company),
   )
-  // The page's figures, its contacts and ICP results, and the names of the companies they can name
-  // (of the contacts, and of the visitors' hits in the range) side by side.
-  const figures: PageFigures = (ids) =>
-    Promise.all([
+  // The page's figures beside its contacts and ICP results, then the names of the companies they
+  // name (the contacts' companies, and those of the visitors' last hits in the range).
+  const figures: PageFigures = async (ids) => {
+    const [rows, details] = await Promise.all([
       store.query<VisitorFigures>(
         `SELECT toString(visitor_id) AS visitor,
           uniqExact(session_id) AS sessions,
@@ -612,14 +612,10 @@ export async function visitorStatistics(
         { ...everyone.params, ...company.params, pageIds: ids },
       ),
       visitorDetails(store, query, ids),
-      store.query<{ id: string; name: string; domain: string }>(
-        `SELECT id, name, domain FROM companies FINAL
-        WHERE id IN (SELECT company_id ${everyone.from} AND visitor_id IN {pageIds:Array(UUID)})
-          OR id IN (SELECT company_id FROM visitors FINAL
-            WHERE organization_id = {organizationId:UUID} AND id IN {pageIds:Array(UUID)})`,
-        { ...everyone.params, ...company.params, pageIds: ids },
-      ),
     ])
+    const named = new Set(rows.map((row) => visitorCompanyOf(row, details.contacts)).filter(Boolean))
+    return [rows, details, await companyProfiles(store, [...named])]
+  }
   const page =
     company.where === ''
       ? await visitorsPageByFirstHours(store, query, figures)
@@ -630,17 +626,14 @@ export async function visitorStatistics(
 type CompanyFilter = ReturnType<typeof visitorCompanyFilter>
 
 /** The figures of a page's visitors (last seen first), their contacts and ICP results, the names of their companies. */
-type PageFigures = (ids: readonly string[]) => Promise<[VisitorFigures[], PageDetails, CompanyName[]]>
+type PageFigures = (ids: readonly string[]) => Promise<[VisitorFigures[], PageDetails, CompanyNames]>
 
-interface CompanyName {
-  id: string
-  name: string
-  domain: string
-}
+/** Company profiles by id, for their names and domains. */
+type CompanyNames = ReadonlyMap<string, Pick<CompanyProfile, 'name' | 'domain'>>
 
 interface VisitorsPage {
   /** The page's visitors with their figures, in order, and their details; none past the end. */
-  rows: [VisitorFigures[], PageDetails, CompanyName[]] | undefined
+  rows: [VisitorFigures[], PageDetails, CompanyNames] | undefined
   total: number
 }
 
@@ -793,6 +786,10 @@ async function visitorDetails(
   return { contacts: new Map((details?.contacts ?? []).map((contact) => [contact[0], contact])), icp }
 }
 
+/** A visitor's company: its contact's, else the one of its last hit with a company. */
+const visitorCompanyOf = (row: VisitorFigures, contacts: PageDetails['contacts']) =>
+  contacts.get(row.visitor)?.[5] || row.hit_company_id
+
 /**
  * A page of visitors as the API shows them: figures, contacts and ICP results, and the company (the
  * contact's, else the one of the visitor's last hit with a company) with its name and domain.
@@ -800,13 +797,11 @@ async function visitorDetails(
 function visitorRows(
   figures: readonly VisitorFigures[],
   { contacts, icp }: PageDetails,
-  companies: readonly CompanyName[],
+  profiles: CompanyNames,
 ): VisitorStatistics[] {
-  const companyOf = (row: VisitorFigures) => contacts.get(row.visitor)?.[5] || row.hit_company_id
-  const profiles = new Map(companies.map((company) => [company.id, company]))
   return figures.map((row) => {
     const contact = contacts.get(row.visitor)
-    const companyId = companyOf(row)
+    const companyId = visitorCompanyOf(row, contacts)
     const profile = profiles.get(companyId)
     return {
       id: row.visitor,
