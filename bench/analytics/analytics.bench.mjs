@@ -305,7 +305,7 @@ const lines = [
       ? `; page views inserted in ${(dataset.times.pageViews / 1000).toFixed(0)} s, background merges done ${(dataset.times.merges / 1000).toFixed(0)} s later, ${n(counts.activeParts)} active parts in page_views`
       : ''),
   `- Before the baseline: ${(mergesMs / 1000).toFixed(0)} s of waiting for merges (3 s without any is the least)`,
-  `- Before the baseline: first_hours settled (${settle.full ? 'every visitor' : 'the visitors changed since the last pass'}) in ${settle.seconds.toFixed(1)} s`,
+  `- Before the baseline: first_hours settled (${settle.full ? 'every visitor' : 'the visitors changed since the last pass'}) in ${settle.seconds.toFixed(1)} s${settle.full ? ' (with the merge of its parts that follows a full settle)' : ''}`,
   ...(migrated.applied.length > 0
     ? [
         `- Migrations applied to the reused store before measuring: ${migrated.applied.join(', ')} (${migrated.seconds.toFixed(0)} s)`,

@@ -21,6 +21,7 @@ import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.j
 import type { Locks } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
 import type { IcpConfigRow } from '../store/entities.js'
+import { renderStatement } from '../store/render-ddl.js'
 import { storedTime } from '../store/time.js'
 
 /** `visitor_changes` rows are stamped when written, but an insert may finish a little after its stamp. */
@@ -182,6 +183,15 @@ export async function settleFirstHours(
       ),
       { after, until, slices, slice },
     )
+  }
+  // A full settle leaves a part per slice in each month, which the engine's merge selector leaves
+  // as they are (measured: none merged in two minutes at 10 M page views); the statistics read
+  // the rows and their counts, so they are merged now (7 s and 3 s at 10 M page views).
+  if (full) {
+    for (const table of ['first_hours', 'first_hour_counts']) {
+      const target = { database: store.database, cluster: store.cluster }
+      await store.command(renderStatement(`OPTIMIZE TABLE {{local:${table}}} {{on_cluster}} FINAL`, target)!)
+    }
   }
   await store.insert('first_hours_passes', [{ until, finished_at: new Date().toISOString() }])
   return { full, until }
