@@ -731,13 +731,17 @@ async function visitorsPageOfCompanies(
   company: CompanyFilter,
   figures: PageFigures,
 ): Promise<VisitorsPage> {
-  const s = rollupScope(query, company.where, 'company_hours')
+  // A flagged audience's visitors from its (company, visitor) rows, kept apart from everyone's: a
+  // company's rows in company_hours would each be probed against the audience's set.
+  const live = flagged(query) ? 'HAVING sum(sign) > 0' : ''
+  const s = rollupScope(query, company.where, live ? 'first_hours:company_visitor' : 'company_hours')
   const params = { ...s.params, ...company.params }
   const page = await store.query<{ visitor: string; total: number }>(
     `${s.with}
     SELECT toString(visitor_id) AS visitor, max(last_hit_at) AS last_seen, count() OVER () AS total
     ${s.from}
     GROUP BY visitor_id
+    ${live}
     ORDER BY last_seen DESC, visitor_id
     LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
     { ...params, limit: query.page.limit, offset: (query.page.page - 1) * query.page.limit },
@@ -746,7 +750,7 @@ async function visitorsPageOfCompanies(
     return { rows: await figures(page.map((row) => row.visitor)), total: Number(page[0]!.total) }
   }
   const [count] = await store.query<{ n: number }>(
-    `${s.with} SELECT uniqExact(visitor_id) AS n ${s.from}`,
+    `${s.with} SELECT count() AS n FROM (SELECT visitor_id ${s.from} GROUP BY visitor_id ${live})`,
     params,
   )
   return { rows: undefined, total: Number(count?.n ?? 0) }
