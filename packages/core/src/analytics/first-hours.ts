@@ -44,7 +44,7 @@ const activeConfigs = (kind: string) => `(SELECT organization_id, id FROM icp_co
 
 /**
  * The statement that makes the stored rows of some visitors what their activity (and their
- * identification) says. `visitors(column)` is a condition on `organization_id` and the visitor id
+ * identification and audience) say. `visitors(column)` is a condition on `organization_id` and the visitor id
  * `column` naming them.
  */
 function settleStatement(visitors: (column: string) => string): string {
@@ -188,8 +188,8 @@ export async function settleFirstHours(
   // as they are (measured: none merged in two minutes at 10 M page views); the statistics read
   // the rows and their counts, so they are merged now (7 s and 3 s at 10 M page views).
   if (full) {
+    const target = { database: store.database, cluster: store.cluster }
     for (const table of ['first_hours', 'first_hour_counts']) {
-      const target = { database: store.database, cluster: store.cluster }
       await store.command(renderStatement(`OPTIMIZE TABLE {{local:${table}}} {{on_cluster}} FINAL`, target)!)
     }
   }

@@ -315,7 +315,8 @@ export type CompanySortKey = (typeof companySortKeys)[number]
  * sessions its (company, session) rows likewise, its sums those of its (company, visitor) rows. A
  * row taken back by the settling pass carries a later first hit and an earlier last hit than the
  * row that replaced it (a key's hour only gains hits), so min and max over every row are right.
- * `combine` sums a figure's values over (company, visitor) pairs (a flagged audience's, `flagged`).
+ * A flagged audience's rows are grouped by (company, visitor) pair first, its live pairs kept
+ * (`flagged`), and `combine` makes a company's figure of its pairs' ones.
  */
 const companySortFigure: Record<
   CompanySortKey,
