@@ -103,10 +103,14 @@ export function project<T extends object>(
 }
 
 export const audienceQuery = {
-  ICPOnly: queryBoolean.optional().describe('Only visitors an active ICP config matched'),
+  ICPOnly: queryBoolean
+    .optional()
+    .describe('Only visitors an active ICP config matched (as of the last settling pass, about a second)'),
   personaOnly: queryBoolean
     .optional()
-    .describe("Only visitors whose persona (an organization-level config's contact side) matched"),
+    .describe(
+      "Only visitors whose persona (an active organization-level config's contact side) matched (as of the last settling pass)",
+    ),
 }
 
 export const companyStatisticsSchema = z
