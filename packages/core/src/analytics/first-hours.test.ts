@@ -273,7 +273,9 @@ describe('settling first_hours', () => {
       return {
         visitors: rows
           .filter((row) => row.kind === 'visitor')
-          .map((row) => [row.flag, visitor(row.visitor), Number(row.n)]),
+          .map((row) => [row.flag, visitor(row.visitor), Number(row.n)] as const)
+          // By flag, then by the visitor's index (the ids are random).
+          .sort((a, b) => a[0].localeCompare(b[0]) || a[1] - b[1]),
         kinds: [...new Set(rows.map((row) => row.kind))],
         icpCounted: Number(counts?.icp),
       }
