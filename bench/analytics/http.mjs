@@ -45,14 +45,18 @@ export function isRouteNotFound(status, body) {
 
 /**
  * Downloads a CSV without keeping it: counts its lines as chunks arrive, notes the time to the
- * first byte of the body, and samples the server's RSS every 100 ms meanwhile.
+ * first byte of the body, and samples the server's RSS every 100 ms meanwhile (`samples`: the
+ * lines received so far and the RSS, at each sample).
  */
 export function streamCsv(base, urlPath, apiKey, serverPid) {
   return new Promise((resolve, reject) => {
     const rssBefore = rssBytes(serverPid)
     let rssPeak = rssBefore
+    let newlines = 0
+    const samples = []
     const sampler = setInterval(() => {
       const rss = rssBytes(serverPid)
+      samples.push({ lines: newlines, rss })
       if (rss > rssPeak) rssPeak = rss
     }, 100)
     const started = performance.now()
@@ -62,7 +66,6 @@ export function streamCsv(base, urlPath, apiKey, serverPid) {
       (response) => {
         const headersMs = performance.now() - started
         let firstByteMs
-        let newlines = 0
         let bytes = 0
         let lastByte = 0x0a
         let errorBody = ''
@@ -93,6 +96,7 @@ export function streamCsv(base, urlPath, apiKey, serverPid) {
             rssBefore,
             rssPeak: Math.max(rssPeak, rssAfter),
             rssAfter,
+            samples,
           })
         })
         response.on('error', (error) => {

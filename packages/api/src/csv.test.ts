@@ -1,7 +1,7 @@
 import { type Readable, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { describe, expect, it } from 'vitest'
-import { type CsvColumn, csvCell, encodeCsv } from './csv.js'
+import { type CsvColumn, csvText, encodeCsv } from './csv.js'
 
 const text = async (stream: Readable): Promise<string> => {
   const chunks: Buffer[] = []
@@ -15,48 +15,6 @@ const columns: CsvColumn<Row>[] = [
   { header: 'count', value: (row) => row.count },
   { header: 'ok', value: (row) => row.ok },
 ]
-
-describe('csvCell', () => {
-  it('quotes fields with a quote, comma, CR or LF, doubling quotes', () => {
-    expect(csvCell('plain text')).toBe('plain text')
-    expect(csvCell('a,b')).toBe('"a,b"')
-    expect(csvCell('say "hi"')).toBe('"say ""hi"""')
-    expect(csvCell('two\nlines')).toBe('"two\nlines"')
-    expect(csvCell('two\r\nlines')).toBe('"two\r\nlines"')
-    expect(csvCell('"')).toBe('""""')
-    expect(csvCell('')).toBe('')
-    expect(csvCell('Zürich, 日本')).toBe('"Zürich, 日本"')
-  })
-
-  it('guards strings that a spreadsheet would run as a formula, tab and CR included', () => {
-    expect(csvCell('=HYPERLINK("http://x")')).toBe(`"'=HYPERLINK(""http://x"")"`)
-    expect(csvCell('+1')).toBe("'+1")
-    expect(csvCell('-5')).toBe("'-5")
-    expect(csvCell('@SUM(A1)')).toBe("'@SUM(A1)")
-    expect(csvCell('\tcmd')).toBe("'\tcmd")
-    // A leading CR is guarded, and the CR makes the field quoted.
-    expect(csvCell('\r=1')).toBe(`"'\r=1"`)
-    // Only the first character counts.
-    expect(csvCell('a=b')).toBe('a=b')
-    expect(csvCell(' =1')).toBe(' =1')
-  })
-
-  it('writes JS numbers as they are, negative ones included; NaN and infinities empty', () => {
-    expect(csvCell(-5)).toBe('-5')
-    expect(csvCell(0)).toBe('0')
-    expect(csvCell(3.25)).toBe('3.25')
-    expect(csvCell(-1e-7)).toBe('-1e-7')
-    expect(csvCell(Number.NaN)).toBe('')
-    expect(csvCell(Number.NEGATIVE_INFINITY)).toBe('')
-  })
-
-  it('writes null and undefined as empty cells, booleans as true / false', () => {
-    expect(csvCell(null)).toBe('')
-    expect(csvCell(undefined)).toBe('')
-    expect(csvCell(true)).toBe('true')
-    expect(csvCell(false)).toBe('false')
-  })
-})
 
 describe('encodeCsv', () => {
   const rows: Row[] = [
@@ -169,4 +127,31 @@ describe('encodeCsv', () => {
     expect(maxLead).toBeLessThan(2_000)
     expect(maxMemory - baseline).toBeLessThan(50 * 1024 * 1024)
   }, 120_000)
+})
+
+describe('csvText', () => {
+  async function* chunks(...texts: string[]): AsyncGenerator<string> {
+    yield* texts
+  }
+
+  it('writes the header row (guarded like any cell), then the lines as given', async () => {
+    expect(await text(csvText(['id', '=x'], chunks('1,a\r\n', '2,b\r\n')))).toBe("id,'=x\r\n1,a\r\n2,b\r\n")
+    expect(await text(csvText(['id'], chunks()))).toBe('id\r\n')
+    const withBom = Buffer.from(await text(csvText(['id'], chunks('1\r\n'), { bom: true })), 'utf8')
+    expect([...withBom.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf])
+  })
+
+  it('sends the header with the first lines, not alone', async () => {
+    const iterator = csvText(['id'], chunks('1\r\n', '2\r\n'))[Symbol.asyncIterator]()
+    expect(String((await iterator.next()).value)).toBe('id\r\n1\r\n')
+    await iterator.return?.()
+  })
+
+  it('errors the stream when the lines fail', async () => {
+    async function* failing(): AsyncGenerator<string> {
+      yield '1\r\n'
+      throw new Error('slice failed')
+    }
+    await expect(text(csvText(['id'], failing()))).rejects.toThrow('slice failed')
+  })
 })

@@ -1,11 +1,11 @@
-// CSV downloads (DESIGN.md "CSV"): RFC 4180 text in UTF-8, a header row, formula-safe cells, and a
-// stream that pulls rows only as fast as the client reads them, so memory stays flat whatever the
-// row count.
+// CSV downloads (DESIGN.md "CSV"): RFC 4180 text in UTF-8, a header row, formula-safe cells (the
+// rules of core's csv.ts), and a stream that pulls rows only as fast as the client reads them, so
+// memory stays flat whatever the row count.
 import { Readable } from 'node:stream'
+import { type CsvValue, csvCell } from '@visitor-id/core'
 import { z } from 'zod'
 
-/** What a cell may hold. Dates are written by the column as ISO 8601 strings (DESIGN.md "Time"). */
-export type CsvValue = string | number | boolean | null | undefined
+export type { CsvValue }
 
 /** One column: its header and how a row fills it. */
 export interface CsvColumn<T> {
@@ -29,32 +29,13 @@ export const bomParam = z
 // round trip per row, and a chunk this small keeps what is buffered bounded.
 const chunkChars = 16 * 1024
 
-// A spreadsheet runs a cell starting with one of these as a formula (CSV injection).
-const formulaStart = /^[=+\-@\t\r]/
-const needsQuotes = /[",\r\n]/
-
-/**
- * One cell, RFC 4180 quoted when needed. Only strings are guarded against formulas: a finite JS
- * number is written as is (`-5` stays a number for the spreadsheet), so a route that wants a
- * number treated as one passes it as a number. NaN and infinities have no CSV form: empty.
- * @example csvCell('=1+2') // "'=1+2"
- */
-export function csvCell(value: CsvValue): string {
-  if (value === null || value === undefined) return ''
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : ''
-  if (typeof value === 'boolean') return value ? 'true' : 'false'
-  const text = formulaStart.test(value) ? `'${value}` : value
-  return needsQuotes.test(text) ? `"${text.replaceAll('"', '""')}"` : text
-}
-
 const line = (cells: readonly CsvValue[]): string => `${cells.map(csvCell).join(',')}\r\n`
 
-async function* csvChunks<T>(
+async function* csvLines<T>(
   columns: readonly CsvColumn<T>[],
   rows: AsyncIterable<T> | Iterable<T>,
-  options: CsvOptions,
 ): AsyncGenerator<string> {
-  let chunk = (options.bom ? '\uFEFF' : '') + line(columns.map((column) => column.header))
+  let chunk = ''
   for await (const row of rows) {
     chunk += line(columns.map((column) => column.value(row)))
     if (chunk.length >= chunkChars) {
@@ -77,6 +58,32 @@ export function encodeCsv<T>(
   rows: AsyncIterable<T> | Iterable<T>,
   options: CsvOptions = {},
 ): Readable {
+  return csvText(
+    columns.map((column) => column.header),
+    csvLines(columns, rows),
+    options,
+  )
+}
+
+/**
+ * A CSV download of lines already written (CRLF-ended, cells as `csvCell` writes them, e.g. by the
+ * engine with core's `csvCellSql`): the header row first, then the text as the stream pulls it.
+ * @example return { filename: 'visitors.csv', body: csvText(['id', 'email'], exportVisitorCsv(store, query, ['id', 'email'])) }
+ */
+export function csvText(
+  headers: readonly string[],
+  text: AsyncIterable<string>,
+  options: CsvOptions = {},
+): Readable {
+  async function* chunks(): AsyncGenerator<string> {
+    // The header goes out with the first lines: a download's first chunk is never the header alone.
+    let head = (options.bom ? '\uFEFF' : '') + line(headers)
+    for await (const lines of text) {
+      yield head + lines
+      head = ''
+    }
+    if (head !== '') yield head
+  }
   // Byte mode: the buffer is bounded in bytes (16 KB), not in chunks.
-  return Readable.from(csvChunks(columns, rows, options), { objectMode: false })
+  return Readable.from(chunks(), { objectMode: false })
 }

@@ -1,5 +1,10 @@
 export { type AudienceFilter, audienceSql } from './analytics/audience.js'
-export { exportCompanyStatistics, exportVisitorStatistics } from './analytics/export.js'
+export {
+  exportCompanyStatistics,
+  exportVisitorCsv,
+  type VisitorCsvField,
+  visitorCsvFields,
+} from './analytics/export.js'
 export {
   type SettleResult,
   settleFirstHours,
@@ -117,6 +122,7 @@ export {
   maxCreditAmount,
   mayIdentifyPerson,
 } from './credits/ledger.js'
+export { type CsvValue, csvCell, csvCellSql, isoCellSql } from './csv.js'
 export {
   type DomainResource,
   type DomainStatus,

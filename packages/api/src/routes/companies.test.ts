@@ -260,9 +260,24 @@ describe('GET /companies/download', () => {
     expect(ofGlobex[1]).toContain(`${visitors[3]},`)
   })
 
+  it('visitors: the engine writes the lines, cells guarded and quoted as in every CSV', async () => {
+    const third = await h.createTenant()
+    const odd = await h.seedCompany({ name: '=HYPERLINK("http://x"), Inc.', domain: 'odd.test' })
+    const { visitorId } = await h.seedVisitor(third.organizationId, 2, { companyId: odd })
+    const response = await get(
+      `/companies/download?organizationId=${third.organizationId}&statisticType=visitors&fields=companyName,id,pageViews,identifiedAt,icp`,
+      third.key,
+    )
+    expect(response.statusCode, response.body).toBe(200)
+    expect(response.body).toBe(
+      `companyName,id,pageViews,identifiedAt,icp\r\n"'=HYPERLINK(""http://x""), Inc.",${visitorId},2,,false\r\n`,
+    )
+  })
+
   it('bad input is a JSON 400; another tenant is 404', async () => {
     for (const query of [
       'statisticType=people',
+      'statisticType=visitors&fields=id,revenue',
       'statisticType=companyVisitors',
       'statisticType=companies&fields=id,revenue',
       'statisticType=companies&fields=',
@@ -276,6 +291,9 @@ describe('GET /companies/download', () => {
     }
     expect((await download('statisticType=companies&fields=id,revenue')).json().message).toMatch(
       /valid fields: id, name/,
+    )
+    expect((await download('statisticType=visitors&fields=id,revenue')).json().message).toMatch(
+      /Unknown field revenue; valid fields: id, email, firstName/,
     )
     expect(
       (await get(`/companies/download?organizationId=${other.organizationId}&statisticType=companies`))

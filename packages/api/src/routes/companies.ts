@@ -7,16 +7,16 @@ import {
   chartIntervalFor,
   companyStatistics,
   exportCompanyStatistics,
-  exportVisitorStatistics,
+  exportVisitorCsv,
   organizationIcpConfigs,
   type StatisticsQuery,
   statisticsTotals,
-  type VisitorStatistics,
+  visitorCsvFields,
   visitorStatistics,
   visitorsChart,
 } from '@visitor-id/core'
 import { z } from 'zod'
-import { bomParam, type CsvColumn, encodeCsv } from '../csv.js'
+import { bomParam, type CsvColumn, csvText, encodeCsv } from '../csv.js'
 import { type ApiServices, csvResponse, defineRoute, type Route } from '../route-definition.js'
 import {
   audienceQuery,
@@ -70,26 +70,9 @@ const companyColumns: CsvColumn<CompanyStatistics>[] = companyStatisticsFields.m
   header: field,
   value: (row) => row[field as keyof CompanyStatistics] as string | number | boolean,
 }))
-const visitorColumns: CsvColumn<VisitorStatistics>[] = [
-  ...['id', 'email', 'firstName', 'lastName', 'jobTitle'].map((field) => ({
-    header: field,
-    value: (row: VisitorStatistics) => row[field as keyof VisitorStatistics] as string,
-  })),
-  { header: 'companyId', value: (row) => row.company?.id ?? '' },
-  { header: 'companyName', value: (row) => row.company?.name ?? '' },
-  { header: 'companyDomain', value: (row) => row.company?.domain ?? '' },
-  ...['sessions', 'pageViews', 'firstSeenAt', 'lastSeenAt', 'identifiedAt', 'icp', 'personaMatch'].map(
-    (field) => ({
-      header: field,
-      value: (row: VisitorStatistics) =>
-        row[field as keyof VisitorStatistics] as string | number | boolean | null,
-    }),
-  ),
-]
-
-/** The columns `fields` asks for (all by default); an unknown one is a 400 listing the valid ones. */
-function pickColumns<T>(columns: CsvColumn<T>[], fields: string | undefined): CsvColumn<T>[] {
-  if (fields === undefined) return columns
+/** The fields `fields` names, in its order (all by default); an unknown one is a 400 listing the valid ones. */
+function pickFields<F extends string>(valid: readonly F[], fields: string | undefined): F[] {
+  if (fields === undefined) return [...valid]
   const names = [
     ...new Set(
       fields
@@ -98,15 +81,14 @@ function pickColumns<T>(columns: CsvColumn<T>[], fields: string | undefined): Cs
         .filter(Boolean),
     ),
   ]
-  const valid = columns.map((column) => column.header)
-  const unknown = names.filter((name) => !valid.includes(name))
+  const unknown = names.filter((name) => !valid.includes(name as F))
   if (unknown.length > 0 || names.length === 0) {
     throw appError(
       'invalid_request',
       `Unknown field ${unknown.join(', ') || '(none)'}; valid fields: ${valid.join(', ')}`,
     )
   }
-  return names.map((name) => columns.find((column) => column.header === name)!)
+  return names as F[]
 }
 
 export const companyRoutes: Route[] = [
@@ -282,7 +264,7 @@ export const companyRoutes: Route[] = [
         .optional()
         .describe(
           `Comma-separated columns. companies: ${companyColumns.map((c) => c.header).join(', ')}. ` +
-            `visitors: ${visitorColumns.map((c) => c.header).join(', ')}`,
+            `visitors: ${visitorCsvFields.join(', ')}`,
         ),
       bom: bomParam,
     }),
@@ -293,7 +275,11 @@ export const companyRoutes: Route[] = [
       const base = await statisticsQuery(services, addressed(organization).id, query)
       const filename = `${query.statisticType}-${query.from.slice(0, 10)}-${query.to.slice(0, 10)}.csv`
       if (query.statisticType === 'companies') {
-        const columns = pickColumns(companyColumns, query.fields)
+        const headers = pickFields(
+          companyColumns.map((column) => column.header),
+          query.fields,
+        )
+        const columns = headers.map((header) => companyColumns.find((column) => column.header === header)!)
         return {
           filename,
           body: encodeCsv(columns, exportCompanyStatistics(services.store, base), { bom: query.bom }),
@@ -302,15 +288,19 @@ export const companyRoutes: Route[] = [
       if (query.statisticType === 'companyVisitors' && query.companyId === undefined) {
         throw appError('invalid_request', 'statisticType companyVisitors needs companyId')
       }
-      const columns = pickColumns(visitorColumns, query.fields)
-      const rows = exportVisitorStatistics(services.store, {
-        ...base,
-        icpSlug: query.icpSlug,
-        ...(query.statisticType === 'companyVisitors'
-          ? { companyId: query.companyId }
-          : { domain: query.domain }),
-      })
-      return { filename, body: encodeCsv(columns, rows, { bom: query.bom }) }
+      const fields = pickFields(visitorCsvFields, query.fields)
+      const lines = exportVisitorCsv(
+        services.store,
+        {
+          ...base,
+          icpSlug: query.icpSlug,
+          ...(query.statisticType === 'companyVisitors'
+            ? { companyId: query.companyId }
+            : { domain: query.domain }),
+        },
+        fields,
+      )
+      return { filename, body: csvText(fields, lines, { bom: query.bom }) }
     },
   }),
 ]

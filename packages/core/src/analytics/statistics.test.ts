@@ -2,21 +2,39 @@
 // SQL over the raw page views (or plain JavaScript over the generated hits, for chart buckets in a
 // time zone), on generated data with known answers, for several ranges, audiences and time zones.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { csvCell } from '../csv.js'
 import { newId } from '../ids.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
 import type { IcpConfigRow } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { tempDir } from '../testing/temp-dir.js'
-import { exportCompanyStatistics, exportVisitorStatistics } from './export.js'
+import {
+  exportCompanyStatistics,
+  exportVisitorCsv,
+  type VisitorCsvField,
+  visitorCsvFields,
+} from './export.js'
 import { settleFirstHours } from './first-hours.js'
 import {
   companyStatistics,
   effectiveRange,
   statisticsTotals,
   type TimeRange,
+  type VisitorStatistics,
   visitorStatistics,
   visitorsChart,
 } from './statistics.js'
+
+/** A visitors list's rows as the lines of its download: each field's value written by csvCell. */
+function csvLines(rows: readonly VisitorStatistics[], fields: readonly VisitorCsvField[]): string[] {
+  const value = (row: VisitorStatistics, field: VisitorCsvField) => {
+    if (field === 'companyId') return row.company?.id
+    if (field === 'companyName') return row.company?.name
+    if (field === 'companyDomain') return row.company?.domain
+    return row[field]
+  }
+  return rows.map((row) => fields.map((field) => csvCell(value(row, field))).join(','))
+}
 
 const tmp = tempDir('vid-statistics-')
 let store: Store
@@ -383,14 +401,24 @@ function figuresAgainstRaw() {
       const byId = <T extends { id: string }>(rows: T[]) => [...rows].sort((a, b) => (a.id < b.id ? -1 : 1))
       const companiesDownload = await collect(exportCompanyStatistics(store, query, 2))
       expect(companiesDownload).toEqual(byId((await companyStatistics(store, { ...query, page: all })).rows))
-      const visitorsDownload = await collect(exportVisitorStatistics(store, query, 7))
+      // The engine's lines against the pages' rows written by csvCell, in slices of a few visitors.
+      const downloaded = async (lines: AsyncIterable<string>) => {
+        const text = (await collect(lines)).join('')
+        expect(text === '' || text.endsWith('\r\n')).toBe(true)
+        return text.split('\r\n').slice(0, -1)
+      }
       const visitorsPage = (await visitorStatistics(store, { ...query, page: all })).rows
-      expect(new Set(visitorsDownload.map((row) => row.id)).size).toBe(visitorsDownload.length)
-      expect(byId(visitorsDownload)).toEqual(byId(visitorsPage))
-      const ofAcme = await collect(exportVisitorStatistics(store, { ...query, companyId: 'acme' }, 3))
-      expect(byId(ofAcme)).toEqual(
-        byId((await visitorStatistics(store, { ...query, page: all, companyId: 'acme' })).rows),
-      )
+      // About three slices whatever the audience's size.
+      expect(visitorsPage.length).toBeGreaterThan(2)
+      const sliceSize = Math.ceil(visitorsPage.length / 3)
+      const visitorsDownload = await downloaded(exportVisitorCsv(store, query, undefined, sliceSize))
+      expect(visitorsDownload.sort()).toEqual(csvLines(visitorsPage, visitorCsvFields).sort())
+      const some = ['personaMatch', 'email', 'id'] as const
+      const someColumns = await downloaded(exportVisitorCsv(store, query, some, sliceSize))
+      expect(someColumns.sort()).toEqual(csvLines(visitorsPage, some).sort())
+      const ofAcme = await downloaded(exportVisitorCsv(store, { ...query, companyId: 'acme' }, undefined, 3))
+      const acmePage = (await visitorStatistics(store, { ...query, page: all, companyId: 'acme' })).rows
+      expect(ofAcme.sort()).toEqual(csvLines(acmePage, visitorCsvFields).sort())
     },
   )
 }
@@ -489,26 +517,25 @@ describe('statistics against raw page views', () => {
   })
 
   it('a visitors download left part-way ends cleanly, even when the slice asked for ahead fails', async () => {
-    // The third statement is the second slice, asked for while the first is read: it fails later.
-    let calls = 0
+    // The second slice is asked for while the first is read: it fails later, unheard.
+    let slices = 0
     const failing: Store = {
       ...store,
-      query: async <T>(sql: string, params?: QueryParams) => {
-        calls += 1
-        if (calls === 3) {
+      text: async (sql: string, params?: QueryParams) => {
+        slices += 1
+        if (slices === 2) {
           await new Promise((resolve) => setTimeout(resolve, 50))
           throw new Error('the store went away')
         }
-        return store.query<T>(sql, params)
+        return store.text(sql, params)
       },
     }
     const query = { organizationId: org, range: ranges[0]!, configs }
-    const rows = exportVisitorStatistics(failing, query, 7)
-    for await (const row of rows) {
-      expect(row.id).toMatch(/^[0-9a-f-]{36}$/)
+    for await (const lines of exportVisitorCsv(failing, query, undefined, 7)) {
+      expect(lines).toMatch(/^[0-9a-f-]{36},/)
       break
     }
-    expect(calls).toBe(3)
+    expect(slices).toBe(2)
     // An unheard rejection of the slice asked for ahead would fail the run here.
     await new Promise((resolve) => setTimeout(resolve, 100))
   })
