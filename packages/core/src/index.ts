@@ -1,6 +1,8 @@
 export { type AudienceFilter, audienceSql } from './analytics/audience.js'
 export {
-  exportCompanyStatistics,
+  type CompanyCsvField,
+  companyCsvFields,
+  exportCompanyCsv,
   exportVisitorCsv,
   type VisitorCsvField,
   visitorCsvFields,

@@ -3,10 +3,10 @@
 import {
   appError,
   type ChartInterval,
-  type CompanyStatistics,
   chartIntervalFor,
+  companyCsvFields,
   companyStatistics,
-  exportCompanyStatistics,
+  exportCompanyCsv,
   exportVisitorCsv,
   organizationIcpConfigs,
   type StatisticsQuery,
@@ -16,7 +16,7 @@ import {
   visitorsChart,
 } from '@visitor-id/core'
 import { z } from 'zod'
-import { bomParam, type CsvColumn, csvText, encodeCsv } from '../csv.js'
+import { bomParam, csvText } from '../csv.js'
 import { type ApiServices, csvResponse, defineRoute, type Route } from '../route-definition.js'
 import {
   audienceQuery,
@@ -65,11 +65,6 @@ const visitorsQuery = <E extends z.ZodRawShape>(extra: E) =>
     ...extra,
   })
 
-/** The columns of a download, in order; `fields` picks some of them. */
-const companyColumns: CsvColumn<CompanyStatistics>[] = companyStatisticsFields.map((field) => ({
-  header: field,
-  value: (row) => row[field as keyof CompanyStatistics] as string | number | boolean,
-}))
 /** The fields `fields` names, in its order (all by default); an unknown one is a 400 listing the valid ones. */
 function pickFields<F extends string>(valid: readonly F[], fields: string | undefined): F[] {
   if (fields === undefined) return [...valid]
@@ -263,7 +258,7 @@ export const companyRoutes: Route[] = [
         .max(1000)
         .optional()
         .describe(
-          `Comma-separated columns. companies: ${companyColumns.map((c) => c.header).join(', ')}. ` +
+          `Comma-separated columns. companies: ${companyCsvFields.join(', ')}. ` +
             `visitors: ${visitorCsvFields.join(', ')}`,
         ),
       bom: bomParam,
@@ -275,15 +270,9 @@ export const companyRoutes: Route[] = [
       const base = await statisticsQuery(services, addressed(organization).id, query)
       const filename = `${query.statisticType}-${query.from.slice(0, 10)}-${query.to.slice(0, 10)}.csv`
       if (query.statisticType === 'companies') {
-        const headers = pickFields(
-          companyColumns.map((column) => column.header),
-          query.fields,
-        )
-        const columns = headers.map((header) => companyColumns.find((column) => column.header === header)!)
-        return {
-          filename,
-          body: encodeCsv(columns, exportCompanyStatistics(services.store, base), { bom: query.bom }),
-        }
+        const fields = pickFields(companyCsvFields, query.fields)
+        const lines = exportCompanyCsv(services.store, base, fields)
+        return { filename, body: csvText(fields, lines, { bom: query.bom }) }
       }
       if (query.statisticType === 'companyVisitors' && query.companyId === undefined) {
         throw appError('invalid_request', 'statisticType companyVisitors needs companyId')

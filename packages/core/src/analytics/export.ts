@@ -1,41 +1,45 @@
-// The rows of a statistics download (GET /companies/download), read a page at a time, so memory
-// stays flat however many rows the range holds: companies a page of ids at a time (from
-// company_hours, ordered by company), then their figures as the list reads them; visitors as CSV
-// lines the engine writes, a slice of visitor ids at a time from visitor_hours (or the companies'
-// company_hours), one statement per slice with the details joined in.
+// The statistics downloads (GET /companies/download) as CSV lines the engine writes: companies and
+// visitors in slices of about 50,000 ids, one statement per slice with the details joined in, its
+// answer the slice's lines as text. No row becomes a JS object (50,000 rows as JSON objects cost
+// four times the statement that computed them), and memory stays flat however many rows the range
+// holds: a slice in hand and the next one being written.
 import { csvCellSql, isoCellSql } from '../csv.js'
-import type { Store } from '../store/client.js'
+import type { QueryParams, Store } from '../store/client.js'
 import {
-  type CompanyStatistics,
-  companyFiguresOf,
   rollupScope,
   type StatisticsQuery,
   visitorCompanyFilter,
   visitorFiguresRollup,
 } from './statistics.js'
 
-/** Every company of the statistics, by id: a page of ids, then their figures (as the list reads them). */
-export async function* exportCompanyStatistics(
-  store: Store,
-  query: StatisticsQuery,
-  pageSize = 5_000,
-): AsyncGenerator<CompanyStatistics> {
-  const s = rollupScope(query, ' AND company_id > {after:String}', 'company_hours')
-  let after = ''
-  for (;;) {
-    const ids = (
-      await store.query<{ company_id: string }>(
-        `${s.with} SELECT DISTINCT company_id ${s.from} ORDER BY company_id LIMIT {pageSize:UInt32}`,
-        { ...s.params, after, pageSize },
-      )
-    ).map((row) => row.company_id)
-    const rows = await companyFiguresOf(store, query, ids)
-    rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    yield* rows
-    if (ids.length < pageSize) return
-    after = ids.at(-1)!
-  }
-}
+/**
+ * The columns of a companies download, in order, as the engine writes their cells: the fields of a
+ * companies list row, each cell as `csvCell` writes the list's value.
+ */
+const companyCells = {
+  id: csvCellSql('company_id'),
+  // A company without a profile is named by its id, as in the lists.
+  name: csvCellSql("if(name != '', name, company_id)"),
+  domain: csvCellSql('domain'),
+  industry: csvCellSql('industry'),
+  size: csvCellSql('size'),
+  employeeSizeRange: csvCellSql('employee_size_range'),
+  country: csvCellSql('country'),
+  logoUrl: csvCellSql('logo_url'),
+  visitors: 'toString(visitors)',
+  identifiedVisitors: 'toString(identified_visitors)',
+  sessions: 'toString(sessions)',
+  pageViews: 'toString(page_views)',
+  firstSeenAt: isoCellSql('first_seen'),
+  lastSeenAt: isoCellSql('last_seen'),
+  // Math.round of the seconds, as the lists write them (never negative).
+  engagedSeconds: 'toString(intDiv(engaged_ms + 500, 1000))',
+  icpMatch: "if(icp_visitors > 0, 'true', 'false')",
+} as const
+
+export type CompanyCsvField = keyof typeof companyCells
+/** The columns of a companies download, in their default order. */
+export const companyCsvFields = Object.keys(companyCells) as CompanyCsvField[]
 
 /**
  * The columns of a visitors download, in order, as the engine writes their cells: the fields of a
@@ -65,15 +69,126 @@ export type VisitorCsvField = keyof typeof visitorCells
 /** The columns of a visitors download, in their default order. */
 export const visitorCsvFields = Object.keys(visitorCells) as VisitorCsvField[]
 
-/** How many visitor ids the download samples to cut its slices (16 bytes each). */
+/** A CSV line of the cells of `fields`, CRLF-ended (the text format ends each row with the LF). */
+const lineSql = (cells: Readonly<Record<string, string>>, fields: readonly string[]) =>
+  `concat(${fields.map((field) => cells[field]).join(", ',', ")}, '\\r')`
+
+/** How many ids a download samples to cut its slices. */
 const sliceSample = 4096
 
 /**
+ * A download's slices: runs of ids, each read through the keys that start with the organization
+ * and the id (the rollups', the profiles', the scores'), so a slice reads its own rows only. The
+ * bounds are cut from a sample of the ids of the range's rows, sorted as the engine sorts them, so
+ * that slices hold about `pageSize` ids each; every id falls in exactly one slice whatever the
+ * bounds.
+ */
+async function idSlices(
+  store: Store,
+  scope: ReturnType<typeof rollupScope>,
+  params: QueryParams,
+  column: 'visitor_id' | 'company_id',
+  pageSize: number,
+) {
+  const [estimate] = await store.query<{ n: number; sample: string[] }>(
+    `${scope.with}
+    SELECT uniq(${column}) AS n, arraySort(groupArraySample(${sliceSample}, 1)(${column})) AS sample
+    ${scope.from}`,
+    params,
+  )
+  const sample = estimate?.sample ?? []
+  const wanted = Math.max(1, Math.ceil(Number(estimate?.n ?? 0) / pageSize))
+  const bounds = [
+    ...new Set(
+      Array.from({ length: wanted - 1 }, (_, i) => sample[Math.floor(((i + 1) * sample.length) / wanted)]),
+    ),
+  ].filter((bound): bound is string => bound !== undefined)
+  const count = bounds.length + 1
+  const type = column === 'visitor_id' ? 'UUID' : 'String'
+  return {
+    count,
+    /** The slice's ids in a column of ids: from its lower bound, before its upper one. */
+    where: (idColumn: string, slice: number) =>
+      [
+        slice > 0 ? `${idColumn} >= {lower:${type}}` : '',
+        slice < count - 1 ? `${idColumn} < {upper:${type}}` : '',
+      ]
+        .filter(Boolean)
+        .join(' AND ') || '1',
+    params: (slice: number) => ({ lower: bounds[slice - 1], upper: bounds[slice] }),
+  }
+}
+
+/**
+ * The text of each slice, in order. The next slice is asked for before this one is handed on: the
+ * engine writes it while this one goes to the client (two slices in memory at most).
+ */
+async function* slicesText(count: number, sliceText: (slice: number) => Promise<string>) {
+  let next = sliceText(0)
+  try {
+    for (let slice = 0; slice < count; slice++) {
+      const text = await next
+      if (slice + 1 < count) next = sliceText(slice + 1)
+      if (text !== '') yield text
+    }
+  } finally {
+    // A download the client left: the slice asked for ahead may still fail, unheard.
+    next.catch(() => {})
+  }
+}
+
+/**
+ * Every company of the statistics as CSV lines (CRLF-ended, no header), by company id: the figures
+ * of the list (`companyFiguresOf`: its `company_hours` rows, identified visitors among the
+ * organization's identified ones) with the profile fields.
+ */
+export async function* exportCompanyCsv(
+  store: Store,
+  query: StatisticsQuery,
+  fields: readonly CompanyCsvField[] = companyCsvFields,
+  pageSize = 50_000,
+): AsyncGenerator<string> {
+  const all = rollupScope(query, '', 'company_hours')
+  const slices = await idSlices(store, all, all.params, 'company_id', pageSize)
+  yield* slicesText(slices.count, (slice) => {
+    const s = rollupScope(query, ` AND ${slices.where('company_id', slice)}`, 'company_hours')
+    return store.text(
+      `${s.with}
+      SELECT ${lineSql(companyCells, fields)}
+      FROM (
+        SELECT f.company_id AS company_id, f.visitors AS visitors, f.identified_visitors AS identified_visitors,
+          f.sessions AS sessions, f.page_views AS page_views, f.first_seen AS first_seen,
+          f.last_seen AS last_seen, f.engaged_ms AS engaged_ms, f.icp_visitors AS icp_visitors,
+          p.name AS name, p.domain AS domain, p.industry AS industry, p.size AS size,
+          p.employee_size_range AS employee_size_range, p.country AS country, p.logo_url AS logo_url
+        FROM (
+          SELECT company_id,
+            uniqExact(visitor_id) AS visitors,
+            uniqExactIf(visitor_id, visitor_id IN identified) AS identified_visitors,
+            uniqExact(session_id) AS sessions,
+            sum(page_view_count) AS page_views,
+            min(first_hit_at) AS first_seen,
+            max(last_hit_at) AS last_seen,
+            sum(engaged_ms_sum) AS engaged_ms,
+            uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors
+          ${s.from}
+          GROUP BY company_id
+        ) AS f
+        LEFT JOIN (
+          SELECT id, name, domain, industry, size, employee_size_range, country, logo_url
+          FROM companies FINAL WHERE ${slices.where('id', slice)}
+        ) AS p ON p.id = f.company_id
+      )
+      ORDER BY company_id`,
+      { ...s.params, ...slices.params(slice) },
+    )
+  })
+}
+
+/**
  * Every visitor of the statistics (of one company, or of companies with a domain) as CSV lines
- * (CRLF-ended, no header), by visitor id: the engine writes the lines, a slice of about `pageSize`
- * visitors per statement, so no row becomes a JS object (50,000 rows as JSON objects cost four
- * times the query that computed them). The text of a slice is yielded whole; the next slice is
- * computed meanwhile.
+ * (CRLF-ended, no header), by visitor id: the figures of the list with the contact, the company
+ * (the contact's, else the one of the last hit with a company) and the ICP results.
  */
 export async function* exportVisitorCsv(
   store: Store,
@@ -84,89 +199,48 @@ export async function* exportVisitorCsv(
   const company = visitorCompanyFilter(query)
   const rollup = visitorFiguresRollup(company)
   const all = rollupScope(query, company.where, rollup)
-  // Slices are runs of visitor ids, each read through the rollup's order (organization, visitor),
-  // the visitors' and the scores' keys too: a slice reads its own visitors only. Their bounds are
-  // cut from a sample of the range's visitor ids, sorted as the engine sorts UUIDs, so that slices
-  // hold about `pageSize` visitors each; every visitor falls in exactly one slice whatever the bounds.
-  const [estimate] = await store.query<{ n: number; sample: string[] }>(
-    `${all.with}
-    SELECT uniq(visitor_id) AS n, arraySort(groupArraySample(${sliceSample}, 1)(visitor_id)) AS sample
-    ${all.from}`,
-    { ...all.params, ...company.params },
-  )
-  const sample = estimate?.sample ?? []
-  const wanted = Math.max(1, Math.ceil(Number(estimate?.n ?? 0) / pageSize))
-  const bounds = [
-    ...new Set(
-      Array.from({ length: wanted - 1 }, (_, i) => sample[Math.floor(((i + 1) * sample.length) / wanted)]),
-    ),
-  ].filter((bound): bound is string => bound !== undefined)
-  const slices = bounds.length + 1
-  /** The slice's visitors, for a column of visitor ids: from its lower bound, before its upper one. */
-  const inSlice = (column: string, slice: number) =>
-    [slice > 0 ? `${column} >= {lower:UUID}` : '', slice < slices - 1 ? `${column} < {upper:UUID}` : '']
-      .filter(Boolean)
-      .join(' AND ') || '1'
-  // The audience's parameters (rollupScope) name the active configs the scores are read for.
-  const line = `concat(${fields.map((field) => visitorCells[field]).join(", ',', ")}, '\\r')`
-  const sliceText = (slice: number) => {
-    const s = rollupScope(query, `${company.where} AND ${inSlice('visitor_id', slice)}`, rollup)
+  const slices = await idSlices(store, all, { ...all.params, ...company.params }, 'visitor_id', pageSize)
+  yield* slicesText(slices.count, (slice) => {
+    const s = rollupScope(query, `${company.where} AND ${slices.where('visitor_id', slice)}`, rollup)
+    // The audience's parameters (rollupScope) name the active configs the scores are read for.
     return store.text(
       `${s.with}
-        SELECT ${line}
+      SELECT ${lineSql(visitorCells, fields)}
+      FROM (
+        SELECT f.visitor_id AS visitor_id, f.sessions AS sessions, f.page_views AS page_views,
+          f.first_seen AS first_seen, f.last_seen AS last_seen,
+          v.email AS email, v.first_name AS first_name, v.last_name AS last_name, v.job_title AS job_title,
+          v.identified_at AS identified_at,
+          if(v.company_id != '', v.company_id, f.hit_company_id) AS company_id,
+          c.name AS company_name, c.domain AS company_domain,
+          s.icp AS icp, s.persona AS persona
         FROM (
-          SELECT f.visitor_id AS visitor_id, f.sessions AS sessions, f.page_views AS page_views,
-            f.first_seen AS first_seen, f.last_seen AS last_seen,
-            v.email AS email, v.first_name AS first_name, v.last_name AS last_name, v.job_title AS job_title,
-            v.identified_at AS identified_at,
-            if(v.company_id != '', v.company_id, f.hit_company_id) AS company_id,
-            c.name AS company_name, c.domain AS company_domain,
-            s.icp AS icp, s.persona AS persona
-          FROM (
-            SELECT visitor_id,
-              uniqExact(session_id) AS sessions,
-              sum(page_view_count) AS page_views,
-              min(first_hit_at) AS first_seen,
-              max(last_hit_at) AS last_seen,
-              argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
-            ${s.from}
-            GROUP BY visitor_id
-          ) AS f
-          LEFT JOIN (
-            SELECT id, email, first_name, last_name, job_title, company_id, identified_at
-            FROM visitors FINAL WHERE organization_id = {organizationId:UUID} AND ${inSlice('id', slice)}
-          ) AS v ON v.id = f.visitor_id
-          LEFT JOIN (SELECT id, name, domain FROM companies FINAL) AS c
-            ON c.id = if(v.company_id != '', v.company_id, f.hit_company_id)
-          LEFT JOIN (
-            SELECT visitor_id, max(matched) AS icp,
-              max(persona AND config_id IN {personaConfigIds:Array(String)}) AS persona
-            FROM icp_scores FINAL
-            WHERE organization_id = {organizationId:UUID} AND config_id IN {icpConfigIds:Array(String)}
-              AND ${inSlice('visitor_id', slice)}
-            GROUP BY visitor_id
-          ) AS s ON s.visitor_id = f.visitor_id
-        )
-        ORDER BY visitor_id`,
-      {
-        ...s.params,
-        ...company.params,
-        lower: bounds[slice - 1],
-        upper: bounds[slice],
-      },
+          SELECT visitor_id,
+            uniqExact(session_id) AS sessions,
+            sum(page_view_count) AS page_views,
+            min(first_hit_at) AS first_seen,
+            max(last_hit_at) AS last_seen,
+            argMaxIf(company_id, last_hit_at, company_id != '') AS hit_company_id
+          ${s.from}
+          GROUP BY visitor_id
+        ) AS f
+        LEFT JOIN (
+          SELECT id, email, first_name, last_name, job_title, company_id, identified_at
+          FROM visitors FINAL WHERE organization_id = {organizationId:UUID} AND ${slices.where('id', slice)}
+        ) AS v ON v.id = f.visitor_id
+        LEFT JOIN (SELECT id, name, domain FROM companies FINAL) AS c
+          ON c.id = if(v.company_id != '', v.company_id, f.hit_company_id)
+        LEFT JOIN (
+          SELECT visitor_id, max(matched) AS icp,
+            max(persona AND config_id IN {personaConfigIds:Array(String)}) AS persona
+          FROM icp_scores FINAL
+          WHERE organization_id = {organizationId:UUID} AND config_id IN {icpConfigIds:Array(String)}
+            AND ${slices.where('visitor_id', slice)}
+          GROUP BY visitor_id
+        ) AS s ON s.visitor_id = f.visitor_id
+      )
+      ORDER BY visitor_id`,
+      { ...s.params, ...company.params, ...slices.params(slice) },
     )
-  }
-  // The next slice is asked for before this one is handed on: the engine writes it while this one
-  // goes to the client (two slices in memory at most, whatever the download's size).
-  let next = sliceText(0)
-  try {
-    for (let slice = 0; slice < slices; slice++) {
-      const text = await next
-      if (slice + 1 < slices) next = sliceText(slice + 1)
-      if (text !== '') yield text
-    }
-  } finally {
-    // A download the client left: the slice asked for ahead may still fail, unheard.
-    next.catch(() => {})
-  }
+  })
 }

@@ -2,14 +2,15 @@
 // SQL over the raw page views (or plain JavaScript over the generated hits, for chart buckets in a
 // time zone), on generated data with known answers, for several ranges, audiences and time zones.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { csvCell } from '../csv.js'
+import { type CsvValue, csvCell } from '../csv.js'
 import { newId } from '../ids.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
 import type { IcpConfigRow } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { tempDir } from '../testing/temp-dir.js'
 import {
-  exportCompanyStatistics,
+  companyCsvFields,
+  exportCompanyCsv,
   exportVisitorCsv,
   type VisitorCsvField,
   visitorCsvFields,
@@ -25,16 +26,23 @@ import {
   visitorsChart,
 } from './statistics.js'
 
-/** A visitors list's rows as the lines of its download: each field's value written by csvCell. */
-function csvLines(rows: readonly VisitorStatistics[], fields: readonly VisitorCsvField[]): string[] {
-  const value = (row: VisitorStatistics, field: VisitorCsvField) => {
+/** A list's rows as the lines of its download: each field's value written by csvCell. */
+function csvLines<T, F extends string>(
+  rows: readonly T[],
+  fields: readonly F[],
+  value = (row: T, field: F) => row[field as unknown as keyof T] as CsvValue,
+): string[] {
+  return rows.map((row) => fields.map((field) => csvCell(value(row, field))).join(','))
+}
+
+/** A visitors list's rows as the lines of its download, the company flattened. */
+const visitorLines = (rows: readonly VisitorStatistics[], fields: readonly VisitorCsvField[]) =>
+  csvLines(rows, fields, (row, field) => {
     if (field === 'companyId') return row.company?.id
     if (field === 'companyName') return row.company?.name
     if (field === 'companyDomain') return row.company?.domain
     return row[field]
-  }
-  return rows.map((row) => fields.map((field) => csvCell(value(row, field))).join(','))
-}
+  })
 
 const tmp = tempDir('vid-statistics-')
 let store: Store
@@ -82,8 +90,16 @@ beforeAll(async () => {
       let at = start + Math.floor(next() * days * 86_400_000)
       for (let p = 0; p < 1 + Math.floor(next() * 5); p++) {
         hits.push({ visitor, session, type: 'pageview', at, company, engaged: 0 })
+        // Engaged times of any milliseconds: the seconds shown are rounded.
         if (next() < 0.5)
-          hits.push({ visitor, session, type: 'engagement', at: at + 20_000, company, engaged: 15_000 })
+          hits.push({
+            visitor,
+            session,
+            type: 'engagement',
+            at: at + 20_000,
+            company,
+            engaged: 15_000 + (at % 1000),
+          })
         at += Math.floor(next() * 40 * 60_000) // up to 40 minutes: sessions cross hours
       }
     }
@@ -398,27 +414,34 @@ function figuresAgainstRaw() {
         return list
       }
       const query = { organizationId: org, range, configs, ...audience }
-      const byId = <T extends { id: string }>(rows: T[]) => [...rows].sort((a, b) => (a.id < b.id ? -1 : 1))
-      const companiesDownload = await collect(exportCompanyStatistics(store, query, 2))
-      expect(companiesDownload).toEqual(byId((await companyStatistics(store, { ...query, page: all })).rows))
-      // The engine's lines against the pages' rows written by csvCell, in slices of a few visitors.
+      // The engine's lines against the pages' rows written by csvCell, in a few slices.
       const downloaded = async (lines: AsyncIterable<string>) => {
         const text = (await collect(lines)).join('')
         expect(text === '' || text.endsWith('\r\n')).toBe(true)
         return text.split('\r\n').slice(0, -1)
       }
+      const companiesPage = (await companyStatistics(store, { ...query, page: all })).rows
+      // Two slices or more.
+      expect(companiesPage.length).toBeGreaterThan(1)
+      const companySlice = Math.floor(companiesPage.length / 2)
+      const companiesDownload = await downloaded(exportCompanyCsv(store, query, undefined, companySlice))
+      expect(companiesDownload.sort()).toEqual(csvLines(companiesPage, companyCsvFields).sort())
+      const someOfCompanies = ['icpMatch', 'engagedSeconds', 'name', 'id'] as const
+      expect(
+        (await downloaded(exportCompanyCsv(store, query, someOfCompanies, companySlice))).sort(),
+      ).toEqual(csvLines(companiesPage, someOfCompanies).sort())
       const visitorsPage = (await visitorStatistics(store, { ...query, page: all })).rows
       // About three slices whatever the audience's size.
       expect(visitorsPage.length).toBeGreaterThan(2)
       const sliceSize = Math.ceil(visitorsPage.length / 3)
       const visitorsDownload = await downloaded(exportVisitorCsv(store, query, undefined, sliceSize))
-      expect(visitorsDownload.sort()).toEqual(csvLines(visitorsPage, visitorCsvFields).sort())
+      expect(visitorsDownload.sort()).toEqual(visitorLines(visitorsPage, visitorCsvFields).sort())
       const some = ['personaMatch', 'email', 'id'] as const
       const someColumns = await downloaded(exportVisitorCsv(store, query, some, sliceSize))
-      expect(someColumns.sort()).toEqual(csvLines(visitorsPage, some).sort())
+      expect(someColumns.sort()).toEqual(visitorLines(visitorsPage, some).sort())
       const ofAcme = await downloaded(exportVisitorCsv(store, { ...query, companyId: 'acme' }, undefined, 3))
       const acmePage = (await visitorStatistics(store, { ...query, page: all, companyId: 'acme' })).rows
-      expect(ofAcme.sort()).toEqual(csvLines(acmePage, visitorCsvFields).sort())
+      expect(ofAcme.sort()).toEqual(visitorLines(acmePage, visitorCsvFields).sort())
     },
   )
 }

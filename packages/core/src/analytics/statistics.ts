@@ -424,7 +424,7 @@ export async function companyStatistics(
  * by side: the figures, the identified visitors (among the identified visitors of these companies'
  * visitors only; unless given), the profiles.
  */
-export async function companyFiguresOf(
+async function companyFiguresOf(
   store: Store,
   query: StatisticsQuery,
   ids: readonly string[],
