@@ -35,6 +35,18 @@ describe('migrations', () => {
     expect((await migrate(store)).applied).toEqual([])
   })
 
+  it('gives the tables the lists read a few keys of small compressed blocks (0022)', async () => {
+    const tables = await store.query<{ name: string; engine_full: string }>(
+      `SELECT name, engine_full FROM system.tables
+       WHERE database = currentDatabase() AND name IN ('visitor_hours', 'visitors', 'companies')`,
+    )
+    expect(tables.map((table) => table.name).sort()).toEqual(['companies', 'visitor_hours', 'visitors'])
+    for (const table of tables) {
+      expect(table.engine_full, table.name).toMatch(/min_compress_block_size = 4096\b/)
+      expect(table.engine_full, table.name).toMatch(/max_compress_block_size = 16384\b/)
+    }
+  })
+
   it('is safe to run concurrently', async () => {
     const dir = tempDir('vid-mig-')
     writeFileSync(
