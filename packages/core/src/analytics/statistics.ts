@@ -383,25 +383,32 @@ export async function companyStatistics(
   const direction = query.order === 'asc' ? 'ASC' : 'DESC'
   const sort = companySortFigure[query.sort ?? 'visitors']
   const s = rollupScope(query, '', sort.rows)
-  // From the (company, visitor) rows, the page's identified visitors too (flagged by the settling
-  // pass): no set of the organization's identified visitors to read.
+  // From the (company, visitor) rows, the page's identified and ICP visitors too (flagged by the
+  // settling pass): no set of the organization's identified or matched visitors to read.
   const pairs = sort.rows === 'first_hours:company_visitor'
   const identifiedFigure = companySortFigure.identifiedVisitors.figure
+  const icpFigure = `sumIf(sign, ${firstInRange} AND icp = 1)`
   // A flagged audience's figures by (company, visitor) pair first, of its live pairs only.
   const select = flagged(query)
     ? `SELECT company_id, ${sort.combine}(pair_value) AS sort_value, max(pair_last_seen) AS last_seen,
-        count() OVER () AS total${pairs ? ', sum(pair_identified) AS identified_visitors' : ''}
+        count() OVER () AS total
+        ${pairs ? ', sum(pair_identified) AS identified_visitors, sum(pair_icp) AS icp_visitors' : ''}
       FROM (
         SELECT company_id, ${sort.figure} AS pair_value, max(last_hit_at) AS pair_last_seen
-          ${pairs ? `, ${identifiedFigure} AS pair_identified` : ''}
+          ${pairs ? `, ${identifiedFigure} AS pair_identified, ${icpFigure} AS pair_icp` : ''}
         ${s.from}
         GROUP BY company_id, visitor_id
         HAVING sum(sign) > 0
       )`
     : `SELECT company_id, ${sort.figure} AS sort_value, max(last_hit_at) AS last_seen, count() OVER () AS total
-        ${pairs ? `, ${identifiedFigure} AS identified_visitors` : ''}
+        ${pairs ? `, ${identifiedFigure} AS identified_visitors, ${icpFigure} AS icp_visitors` : ''}
       ${s.from}`
-  const page = await store.query<{ company_id: string; total: number; identified_visitors?: number }>(
+  const page = await store.query<{
+    company_id: string
+    total: number
+    identified_visitors?: number
+    icp_visitors?: number
+  }>(
     `${s.with}
     ${select}
     GROUP BY company_id
@@ -411,24 +418,29 @@ export async function companyStatistics(
   )
   const total = Number(page[0]?.total ?? (await countCompanies(store, s)))
   const ids = page.map((row) => row.company_id)
-  const identified = pairs
-    ? new Map(page.map((row) => [row.company_id, Number(row.identified_visitors)]))
+  const flags = pairs
+    ? new Map(
+        page.map((row) => [
+          row.company_id,
+          { identified: Number(row.identified_visitors), icp: Number(row.icp_visitors) },
+        ]),
+      )
     : undefined
-  const byId = new Map((await companyFiguresOf(store, query, ids, identified)).map((row) => [row.id, row]))
+  const byId = new Map((await companyFiguresOf(store, query, ids, flags)).map((row) => [row.id, row]))
   return { total, rows: ids.map((id) => byId.get(id)).filter((row) => row !== undefined) }
 }
 
 /**
  * Every figure of some companies, with their profile fields: their `company_hours` rows alone (a
- * page of companies is a few thousand rows however many the range holds). Three statements side
- * by side: the figures, the identified visitors (among the identified visitors of these companies'
- * visitors only; unless given), the profiles.
+ * page of companies is a few thousand rows however many the range holds). Statements side by side:
+ * the figures, the profiles and, unless the page gave them (`flagged`: from its rows' flags), the
+ * identified visitors (among the identified visitors of these companies' visitors only).
  */
 async function companyFiguresOf(
   store: Store,
   query: StatisticsQuery,
   ids: readonly string[],
-  identifiedVisitors?: ReadonlyMap<string, number>,
+  flagged?: ReadonlyMap<string, { identified: number; icp: number }>,
 ): Promise<CompanyStatistics[]> {
   if (ids.length === 0) return []
   const s = rollupScope(query, ' AND company_id IN {companyIds:Array(String)}', 'company_hours')
@@ -442,18 +454,24 @@ async function companyFiguresOf(
         sum(page_view_count) AS page_views,
         min(first_hit_at) AS first_seen,
         max(last_hit_at) AS last_seen,
-        sum(engaged_ms_sum) AS engaged_ms,
-        uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors
+        sum(engaged_ms_sum) AS engaged_ms
+        ${flagged ? '' : ', uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors'}
       ${s.from}
       GROUP BY company_id`,
       params,
     ),
-    identifiedVisitors ?? identifiedVisitorsOf(store, s, params),
+    flagged
+      ? new Map([...flagged].map(([id, figures]) => [id, figures.identified]))
+      : identifiedVisitorsOf(store, s, params),
     companyProfiles(store, ids),
   ])
   return figures.map((row) =>
     companyStatisticsOf(
-      { ...row, identified_visitors: identified.get(row.company_id) ?? 0 },
+      {
+        ...row,
+        identified_visitors: identified.get(row.company_id) ?? 0,
+        icp_visitors: flagged?.get(row.company_id)?.icp ?? row.icp_visitors,
+      },
       profiles.get(row.company_id),
     ),
   )
