@@ -115,7 +115,11 @@ async function idSlices(
       ]
         .filter(Boolean)
         .join(' AND ') || '1',
-    params: (slice: number) => ({ lower: bounds[slice - 1], upper: bounds[slice] }),
+    /** The bounds `where` names (a server's client would send an unset one as a value). */
+    params: (slice: number) => ({
+      ...(slice > 0 ? { lower: bounds[slice - 1] } : {}),
+      ...(slice < count - 1 ? { upper: bounds[slice] } : {}),
+    }),
   }
 }
 
