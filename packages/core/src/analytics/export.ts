@@ -75,13 +75,19 @@ const lineSql = (cells: Readonly<Record<string, string>>, fields: readonly strin
 
 /** How many ids a download samples to cut its slices. */
 const sliceSample = 4096
+/**
+ * The most rollup rows a slice reads: a slice's memory is its rows' (a company's distinct visitors
+ * and sessions are hashed), and 50,000 companies can hold every visitor of the range (at 100 M
+ * page views, 810 MB for the companies download in one slice).
+ */
+const sliceRows = 2_000_000
 
 /**
  * A download's slices: runs of ids, each read through the keys that start with the organization
  * and the id (the rollups', the profiles', the scores'), so a slice reads its own rows only. The
- * bounds are cut from a sample of the ids of the range's rows, sorted as the engine sorts them, so
- * that slices hold about `pageSize` ids each; every id falls in exactly one slice whatever the
- * bounds.
+ * bounds are cut from a sample of the range's rows' ids, sorted as the engine sorts them, so that
+ * slices hold about the same rows, `pageSize` ids at most and `sliceRows` rows about; every id
+ * falls in exactly one slice whatever the bounds.
  */
 async function idSlices(
   store: Store,
@@ -90,14 +96,19 @@ async function idSlices(
   column: 'visitor_id' | 'company_id',
   pageSize: number,
 ) {
-  const [estimate] = await store.query<{ n: number; sample: string[] }>(
+  const [estimate] = await store.query<{ n: number; rows: number; sample: string[] }>(
     `${scope.with}
-    SELECT uniq(${column}) AS n, arraySort(groupArraySample(${sliceSample}, 1)(${column})) AS sample
+    SELECT uniq(${column}) AS n, count() AS rows,
+      arraySort(groupArraySample(${sliceSample}, 1)(${column})) AS sample
     ${scope.from}`,
     params,
   )
   const sample = estimate?.sample ?? []
-  const wanted = Math.max(1, Math.ceil(Number(estimate?.n ?? 0) / pageSize))
+  const wanted = Math.max(
+    1,
+    Math.ceil(Number(estimate?.n ?? 0) / pageSize),
+    Math.ceil(Number(estimate?.rows ?? 0) / sliceRows),
+  )
   const bounds = [
     ...new Set(
       Array.from({ length: wanted - 1 }, (_, i) => sample[Math.floor(((i + 1) * sample.length) / wanted)]),
