@@ -433,14 +433,14 @@ export async function companyStatistics(
 /**
  * Every figure of some companies, with their profile fields: their `company_hours` rows alone (a
  * page of companies is a few thousand rows however many the range holds). Statements side by side:
- * the figures, the profiles and, unless the page gave them (`flagged`: from its rows' flags), the
+ * the figures, the profiles and, unless the page gave them (`pageFlags`: from its rows' flags), the
  * identified visitors (among the identified visitors of these companies' visitors only).
  */
 async function companyFiguresOf(
   store: Store,
   query: StatisticsQuery,
   ids: readonly string[],
-  flagged?: ReadonlyMap<string, { identified: number; icp: number }>,
+  pageFlags?: ReadonlyMap<string, { identified: number; icp: number }>,
 ): Promise<CompanyStatistics[]> {
   if (ids.length === 0) return []
   const s = rollupScope(query, ' AND company_id IN {companyIds:Array(String)}', 'company_hours')
@@ -455,13 +455,13 @@ async function companyFiguresOf(
         min(first_hit_at) AS first_seen,
         max(last_hit_at) AS last_seen,
         sum(engaged_ms_sum) AS engaged_ms
-        ${flagged ? '' : ', uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors'}
+        ${pageFlags ? '' : ', uniqExactIf(visitor_id, visitor_id IN icp_matched) AS icp_visitors'}
       ${s.from}
       GROUP BY company_id`,
       params,
     ),
-    flagged
-      ? new Map([...flagged].map(([id, figures]) => [id, figures.identified]))
+    pageFlags
+      ? new Map([...pageFlags].map(([id, figures]) => [id, figures.identified]))
       : identifiedVisitorsOf(store, s, params),
     companyProfiles(store, ids),
   ])
@@ -470,7 +470,7 @@ async function companyFiguresOf(
       {
         ...row,
         identified_visitors: identified.get(row.company_id) ?? 0,
-        icp_visitors: flagged?.get(row.company_id)?.icp ?? row.icp_visitors,
+        icp_visitors: pageFlags?.get(row.company_id)?.icp ?? row.icp_visitors,
       },
       profiles.get(row.company_id),
     ),
