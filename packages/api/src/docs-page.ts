@@ -163,13 +163,17 @@ function curlExample(method: string, path: string, op: OpenApiOperation, documen
 
 // --- operations ---------------------------------------------------------------------------------
 
+/** The key a route takes and, for the API's routes, the scopes that pass its check. */
 function credentials(op: OpenApiOperation, document: OpenApiDocument): string {
-  const names = op.security.flatMap((requirement) => Object.keys(requirement))
+  const names = [...new Set(op.security.flatMap((requirement) => Object.keys(requirement)))]
   const shown = names.map((name) => {
     const scheme = document.components.securitySchemes[name] ?? {}
     return scheme.type === 'apiKey' ? `\`${scheme.name}\`` : `\`Authorization: Bearer\` (${name})`
   })
-  return shown.length > 0 ? `Key: ${shown.join(' or ')}` : 'No key'
+  if (shown.length === 0) return 'No key'
+  const scopes = op['x-required-scopes']
+  const scope = scopes ? `, scope ${scopes.map((s) => `\`${s}\``).join(' or ')}` : ''
+  return `Key: ${shown.join(' or ')}${scope}`
 }
 
 function parameterTable(op: OpenApiOperation): string {

@@ -1,7 +1,14 @@
 // The tenant and scope matrix, built from the route table: a route added to the table is checked
 // here without anyone writing a line, and a route cannot be registered outside the table (see
 // openapi.test.ts).
-import { createPartner, createPartnerKey, revokeApiKey, revokePartnerKey, type Scope } from '@visitor-id/core'
+import {
+  createPartner,
+  createPartnerKey,
+  revokeApiKey,
+  revokePartnerKey,
+  type Scope,
+  scopes,
+} from '@visitor-id/core'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildOpenApiDocument } from './openapi.js'
@@ -144,6 +151,17 @@ async function exampleRequest(route: Route, organizationId = h.boot.organization
   }
 }
 
+/** A new key of the bootstrap organization (or its partner) holding exactly these scopes. */
+async function keyWith(route: Route, granted: Scope[]): Promise<string> {
+  if (route.auth === 'organization') return (await h.createKey(h.boot.organizationId, granted)).plainKey
+  const key = await createPartnerKey(h.repos, {
+    partnerId: h.boot.partnerId,
+    name: 'scopes',
+    scopes: granted,
+  })
+  return key.plainKey
+}
+
 /** Sends the request with exactly these key headers (and the example's organization, or this one). */
 async function send(route: Route, headers: Record<string, string>, organizationId?: string) {
   const request = await exampleRequest(route, organizationId)
@@ -220,6 +238,24 @@ describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as 
       expect(response.statusCode).toBe(403)
       expect(response.json()).toEqual(errorBody(403, 'forbidden'))
       expect(response.headers['x-ratelimit-limit']).toBe('1000')
+    })
+
+    it('the document names the scopes the frame enforces: each one passes, a key of every other is 403', async () => {
+      const operation = document.paths[`/api/v1${route.path}`]![route.method.toLowerCase()]!
+      const scheme = route.auth === 'organization' ? 'ApiKey' : 'PartnerApiKey'
+      const documented = operation['x-required-scopes']!
+      expect(operation.security).toEqual(documented.map((scope) => ({ [scheme]: [scope] })))
+      expect(operation.description).toContain(`Required scope: \`${route.scope}\``)
+      // Partner keys carry no agency scopes.
+      const kindScopes =
+        route.auth === 'organization' ? scopes : scopes.filter((s) => !s.startsWith('agency:'))
+      for (const scope of documented) {
+        const response = await send(route, { [header(route)]: await keyWith(route, [scope as Scope]) })
+        expect([401, 403], `${scope}: ${response.body.slice(0, 200)}`).not.toContain(response.statusCode)
+      }
+      const others = kindScopes.filter((scope) => !documented.includes(scope))
+      const refused = await send(route, { [header(route)]: await keyWith(route, others) })
+      expect(refused.json(), others.join(',')).toEqual(errorBody(403, 'forbidden'))
     })
 
     it("another tenant's key: 404, or only its own data", async () => {

@@ -197,7 +197,12 @@ describe('the route table, the registered routes and the document', () => {
         expect(operation.requestBody, label).toBeUndefined()
       }
       if (!isApi(path)) continue
-      expect(operation.security.length, label).toBe(1)
+      // One requirement per key scope that passes the route's check, all of the route's key kind.
+      expect(
+        operation.security.map((r) => Object.values(r)[0]),
+        label,
+      ).toEqual(operation['x-required-scopes']!.map((scope) => [scope]))
+      expect(new Set(operation.security.map((r) => Object.keys(r)[0])).size, label).toBe(1)
       expect(Object.keys(operation.responses), label).toEqual(
         expect.arrayContaining([String(route?.response.status ?? 200), '401', '403', '429', '500']),
       )

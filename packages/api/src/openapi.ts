@@ -2,7 +2,14 @@
 // of the service documents (tracker, health, metrics): the same zod schemas that validate requests
 // and shape replies. Never edited by hand, never committed: every server builds its own from its
 // configuration (the rate limit, whether /metrics takes a token).
-import { type EndpointDoc, type ErrorCode, errorCatalogue, reservedFor } from '@visitor-id/core'
+import {
+  type EndpointDoc,
+  type ErrorCode,
+  errorCatalogue,
+  reservedFor,
+  type Scope,
+  scopesGranting,
+} from '@visitor-id/core'
 import { z } from 'zod'
 import type { Route } from './route-definition.js'
 import { errorBodySchema } from './schemas/common.js'
@@ -34,9 +41,14 @@ export interface OpenApiOperation {
   tags: string[]
   summary: string
   description: string
-  /** `[]`: no credentials. */
+  /**
+   * `[]`: no credentials. For a route of the table, one requirement per scope that passes its check
+   * (OpenAPI 3.1 lets an API key scheme list the roles it needs): `[{ ApiKey: ['read'] }, { ApiKey: ['admin'] }]`.
+   */
   security: Record<string, string[]>[]
+  /** The scope the route checks (`x-required-scope`) and every key scope that passes it, any one. */
   'x-required-scope'?: string
+  'x-required-scopes'?: string[]
   parameters: OpenApiParameter[]
   requestBody?: { required: true; content: Record<string, OpenApiMediaType> }
   responses: Record<string, OpenApiResponse>
@@ -125,7 +137,10 @@ export function routeErrorCodes(route: Route): ErrorCode[] {
   if (route.params || route.query || route.body) codes.push('invalid_request')
   // The router refuses a path parameter over 100 characters before any hook runs.
   if (route.params) codes.push('uri_too_long')
-  if (route.body) codes.push('invalid_json', 'payload_too_large', 'unsupported_media_type')
+  // Any request but a GET may carry a body, which is parsed (and refused) before any route code
+  // runs, whether or not the route reads one.
+  if (route.body || route.method !== 'GET')
+    codes.push('invalid_json', 'payload_too_large', 'unsupported_media_type')
   // A checkout session the key may not address is as unknown as one that does not exist.
   if (route.tenancy === 'checkout-query') codes.push('checkout_not_found')
   else if (route.tenancy !== 'caller' && route.tenancy !== 'none') codes.push('resource_not_found')
@@ -198,16 +213,26 @@ function successResponse(route: Route, limitHeaders: OpenApiResponse['headers'])
   }
 }
 
+/** The description's last line: which key scopes pass the route's check. */
+export function scopeLine(scope: Scope): string {
+  const [needed, ...others] = scopesGranting(scope)
+  const also = others.length > 0 ? ` (or ${others.map((s) => `\`${s}\``).join(', ')}, which grants it)` : ''
+  return `Required scope: \`${needed}\`${also}.`
+}
+
 function routeOperation(route: Route, limit: number): OpenApiOperation {
   const example = route.example(placeholderIds)
   const limitHeaders = rateLimitHeaders(limit)
+  const scheme = route.auth === 'organization' ? 'ApiKey' : 'PartnerApiKey'
+  const granting = scopesGranting(route.scope)
   return {
     operationId: route.operationId,
     tags: [route.tag],
     summary: route.summary,
-    description: `${route.description ? `${route.description}\n\n` : ''}Required scope: \`${route.scope}\`.`,
-    security: [{ [route.auth === 'organization' ? 'ApiKey' : 'PartnerApiKey']: [] }],
+    description: `${route.description ? `${route.description}\n\n` : ''}${scopeLine(route.scope)}`,
+    security: granting.map((scope) => ({ [scheme]: [scope] })),
     'x-required-scope': route.scope,
+    'x-required-scopes': granting,
     parameters: [
       ...parameters(route.params, 'path', example.params),
       ...parameters(route.query, 'query', example.query),
@@ -248,11 +273,12 @@ function endpointOperation(endpoint: EndpointDoc): OpenApiOperation {
     responses[String(response.status)] = {
       description: response.description,
       ...(headers ? { headers } : {}),
-      ...(response.schema
+      // A page or a file (a content type with no schema) is a string of that type.
+      ...(response.schema || response.contentType
         ? {
             content: {
               [response.contentType ?? 'application/json']: {
-                schema: jsonSchema(response.schema, 'output'),
+                schema: response.schema ? jsonSchema(response.schema, 'output') : { type: 'string' },
               },
             },
           }

@@ -90,14 +90,21 @@ describe('tenancy organization-query', () => {
     expect((await send(of(ids.sub.toUpperCase()))).json()).toEqual({ organizationId: ids.sub, limit: 25 })
   })
 
-  it("is 404 for another tenant's organization, unknown, malformed, missing and repeated ids", async () => {
+  it("is 404 for another tenant's organization and unknown ids", async () => {
+    for (const query of [of(ids.otherTenant), of(newId())]) {
+      const response = await send(query)
+      expect(response.statusCode, query).toBe(404)
+      expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
+    }
+  })
+
+  it('is 400 naming organizationId for missing, malformed and repeated ids, never 404', async () => {
     const own = h.boot.organizationId
     for (const query of [
-      of(ids.otherTenant),
-      of(newId()),
       of('nope'),
       of('-'.repeat(36)),
       of('x'.repeat(64)),
+      of(`${own}x`),
       '',
       '?organizationId=',
       `?organizationid=${own}`,
@@ -105,18 +112,25 @@ describe('tenancy organization-query', () => {
       `?organizationId[]=${own}`,
     ]) {
       const response = await send(query)
-      expect(response.statusCode, query).toBe(404)
-      expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
+      expect(response.statusCode, query).toBe(400)
+      expect(response.json()).toMatchObject({
+        ...errorBody(400, 'invalid_request'),
+        details: { issues: [expect.objectContaining({ path: 'organizationId' })] },
+      })
     }
   })
 
-  it('resolves the organization before validating the query: 404 first, then 400', async () => {
+  it('validates the query before resolving the organization: 400 first, then 404', async () => {
     const foreign = await send(`${of(ids.otherTenant)}&limit=0`)
-    expect(foreign.statusCode).toBe(404)
-    expect(foreign.json()).toEqual(errorBody(404, 'resource_not_found'))
+    expect(foreign.statusCode).toBe(400)
+    expect(foreign.json()).toMatchObject({
+      code: 'invalid_request',
+      details: { issues: [{ path: 'limit' }] },
+    })
     const own = await send(`${of(h.boot.organizationId)}&limit=0`)
     expect(own.statusCode).toBe(400)
     expect(own.json()).toMatchObject({ code: 'invalid_request', details: { issues: [{ path: 'limit' }] } })
+    expect((await send(`${of(ids.otherTenant)}&limit=5`)).statusCode).toBe(404)
   })
 
   it("is 404 under another tenant's key, even for the organizations the bootstrap key addresses", async () => {
@@ -157,6 +171,8 @@ describe('tenancy organization-query', () => {
       probe({ query: undefined }),
       probe({ query: z.object({ limit: z.coerce.number() }) }),
       probe({ query: z.object({ organizationId: organizationIdParam.optional() }) }),
+      // Any string would let a malformed id reach the lookup and come back 404, not 400.
+      probe({ query: z.object({ organizationId: z.string().min(1).max(64) }) }),
     ]
     for (const route of rejected) await expect(probes.register([route])).rejects.toThrow(/tenancy/)
     await expect(probes.register([probe()])).resolves.toBeUndefined()

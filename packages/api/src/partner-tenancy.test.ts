@@ -124,11 +124,22 @@ describe('tenancy partner-organization-param', () => {
     expect((await get(ids.subOfAgency.toUpperCase())).json()).toEqual({ organizationId: ids.subOfAgency })
   })
 
-  it("is 404 for another partner's organization, an unmanaged one, unknown and malformed ids", async () => {
-    for (const id of [ids.otherPartnerOrg, ids.loose, newId(), 'nope', '-'.repeat(36), 'x'.repeat(64)]) {
+  it("is 404 for another partner's organization, an unmanaged one and unknown ids", async () => {
+    for (const id of [ids.otherPartnerOrg, ids.loose, newId()]) {
       const response = await get(id)
       expect(response.statusCode, id).toBe(404)
       expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
+    }
+  })
+
+  it('is 400 naming organizationId for malformed ids, never 404', async () => {
+    for (const id of ['nope', '-'.repeat(36), 'x'.repeat(64)]) {
+      const response = await get(id)
+      expect(response.statusCode, id).toBe(400)
+      expect(response.json()).toMatchObject({
+        ...errorBody(400, 'invalid_request'),
+        details: { issues: [expect.objectContaining({ path: 'organizationId' })] },
+      })
     }
   })
 

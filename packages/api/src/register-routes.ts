@@ -49,42 +49,36 @@ async function addressList(
   return { organization, list }
 }
 
+/** A parsed request part, as an object of fields (a part without a schema is undefined). */
+const fieldsOf = (part: unknown) => (part ?? {}) as Record<string, unknown>
+
 /**
- * What the route acts on. Resolved from the raw path (or query) parameter before any validation,
- * so another tenant's organization or list is 404 whatever else the request carries.
+ * What the route acts on, from the request already validated: its organization id (path, query or
+ * body), list id or checkout secret is well formed and present where required, so what is left to
+ * answer is whether the key may address it. Another tenant's organization or list is 404, the same
+ * as one that does not exist.
  */
 async function resolveTarget(
   route: Route,
   services: ApiServices,
   principal: Principal,
-  request: FastifyRequest,
+  input: { params: unknown; query: unknown; body: unknown },
 ): Promise<Target> {
   const none = { organization: undefined, list: undefined }
   if (route.tenancy === 'none') return none
   if (route.tenancy === 'caller') {
     return { ...none, organization: await callerOrganization(services.repos, callerPrincipal(principal)) }
   }
-  const source =
-    route.tenancy === 'organization-query'
-      ? request.query
-      : route.tenancy === 'organization-body'
-        ? request.body
-        : request.params
   const access = route.scope === 'read' ? 'read' : 'write'
   if (route.tenancy === 'list-param' || route.tenancy === 'list-or-organization-param') {
-    const raw = (request.params as Record<string, unknown>).id
-    const id = typeof raw === 'string' ? raw : ''
+    const id = String(fieldsOf(input.params).id)
     if (route.tenancy === 'list-param' || listIdPattern.test(id)) {
       return addressList(services, principal, id, access)
     }
     return { ...none, organization: await addressOrganization(services.repos, principal, id, access) }
   }
   if (route.tenancy === 'checkout-query') {
-    const secret = (request.query as Record<string, unknown>).secret
-    const checkout =
-      typeof secret === 'string' && secret.length > 0 && secret.length <= 200
-        ? await services.billing.provider.retrieveCheckout(secret)
-        : undefined
+    const checkout = await services.billing.provider.retrieveCheckout(String(fieldsOf(input.query).secret))
     if (!checkout) throw appError('checkout_not_found')
     const organization = await addressOrganization(
       services.repos,
@@ -96,9 +90,13 @@ async function resolveTarget(
     })
     return { ...none, organization }
   }
-  const raw = (source as Record<string, unknown> | undefined)?.organizationId
-  // A repeated query parameter arrives as an array: not an id, so 404 like any malformed one.
-  const organizationId = typeof raw === 'string' ? raw : ''
+  const source =
+    route.tenancy === 'organization-query'
+      ? input.query
+      : route.tenancy === 'organization-body'
+        ? input.body
+        : input.params
+  const organizationId = String(fieldsOf(source).organizationId)
   if (route.tenancy === 'partner-organization-param') {
     return {
       ...none,
@@ -124,21 +122,33 @@ const tenancyAuth = {
   none: undefined,
 } as const
 
-/** Whether the route's query (or body) schema takes this field, and requires it, as the document says. */
-function queryParameter(
+/**
+ * Whether the route's params, query or body schema takes this field, and requires it, as the
+ * document says; `'organization id'` when it is a required `organizationIdField` (a UUID).
+ */
+function declaredField(
   route: Route,
   name: string,
-  part: 'query' | 'body' = 'query',
-): 'required' | 'optional' | undefined {
+  part: 'params' | 'query' | 'body' = 'query',
+): 'organization id' | 'required' | 'optional' | undefined {
   const input = route[part]
   if (!input) return undefined
   const schema = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as {
-    properties?: Record<string, unknown>
+    properties?: Record<string, { format?: string }>
     required?: string[]
   }
   if (!schema.properties || !Object.hasOwn(schema.properties, name)) return undefined
-  return schema.required?.includes(name) ? 'required' : 'optional'
+  if (!schema.required?.includes(name)) return 'optional'
+  return schema.properties[name]?.format === 'uuid' ? 'organization id' : 'required'
 }
+
+/** Where each addressing tenancy finds the organization id it resolves. */
+const organizationIdPart = {
+  'organization-param': 'params',
+  'partner-organization-param': 'params',
+  'organization-query': 'query',
+  'organization-body': 'body',
+} as const
 
 function checkTenancy(route: Route): void {
   const auth = tenancyAuth[route.tenancy]
@@ -150,29 +160,24 @@ function checkTenancy(route: Route): void {
   if (byPathOrganization && !route.path.includes('{organizationId}')) {
     throw new Error(`${route.operationId}: tenancy ${route.tenancy} needs an {organizationId} path parameter`)
   }
-  if (
-    route.tenancy === 'organization-body' &&
-    queryParameter(route, 'organizationId', 'body') !== 'required'
-  ) {
+  if (route.tenancy === 'organization-query' && route.path.includes('{organizationId}')) {
+    // One place for the id: a path parameter as well would let the two disagree.
     throw new Error(
-      `${route.operationId}: tenancy organization-body needs a required organizationId in the body`,
+      `${route.operationId}: tenancy organization-query takes organizationId from the query, not the path`,
     )
+  }
+  // Validated before the organization is looked up: missing or malformed is 400, never 404.
+  const part = organizationIdPart[route.tenancy as keyof typeof organizationIdPart]
+  if (part && declaredField(route, 'organizationId', part) !== 'organization id') {
+    throw new Error(
+      `${route.operationId}: tenancy ${route.tenancy} needs a required organizationId in its ${part} (organizationIdField)`,
+    )
+  }
+  if (route.tenancy === 'checkout-query' && declaredField(route, 'secret') !== 'required') {
+    throw new Error(`${route.operationId}: tenancy checkout-query needs a required secret query parameter`)
   }
   if (route.tenancy.startsWith('list-') && !route.path.includes('{id}')) {
     throw new Error(`${route.operationId}: tenancy ${route.tenancy} needs an {id} path parameter`)
-  }
-  if (route.tenancy === 'organization-query') {
-    // One place for the id: a path parameter as well would let the two disagree.
-    if (route.path.includes('{organizationId}')) {
-      throw new Error(
-        `${route.operationId}: tenancy organization-query takes organizationId from the query, not the path`,
-      )
-    }
-    if (queryParameter(route, 'organizationId') !== 'required') {
-      throw new Error(
-        `${route.operationId}: tenancy organization-query needs a required organizationId query parameter`,
-      )
-    }
   }
 }
 
@@ -181,7 +186,7 @@ function checkResponse(route: Route): void {
   if (route.response.schema !== csvReply || route.response.status !== 200) {
     throw new Error(`${route.operationId}: declare a CSV response with csvResponse(description)`)
   }
-  if (queryParameter(route, 'bom') !== 'optional') {
+  if (declaredField(route, 'bom') !== 'optional') {
     throw new Error(
       `${route.operationId}: a CSV route takes ?bom=1 (DESIGN.md): add \`bom: bomParam\` to its query`,
     )
@@ -250,10 +255,11 @@ async function sendCsv(route: Route, request: FastifyRequest, reply: FastifyRepl
 
 /**
  * Registers a route table; a route whose tenancy does not fit its key kind, path or query, or a CSV
- * route declared otherwise than with `csvResponse` and `bomParam`, throws. Per request: key (401) ->
- * rate limit (429) -> scope (403) -> body parsing (400/413/415) -> tenancy (404) -> params, query
- * and body validation (400) -> handler -> the reply shaped by the response schema, so it carries
- * exactly the documented fields (a CSV route's body is streamed as is).
+ * route declared otherwise than with `csvResponse` and `bomParam`, throws. Per request (DESIGN.md's
+ * order of checks): key (401) -> rate limit (429) -> scope (403) -> body parsing (400/413/415) ->
+ * params, query and body validation (400, every failing field named) -> tenancy (404) -> handler ->
+ * the reply shaped by the response schema, so it carries exactly the documented fields (a CSV
+ * route's body is streamed as is).
  */
 export function registerRoutes(
   app: FastifyInstance,
@@ -272,8 +278,10 @@ export function registerRoutes(
       onRequest: [authenticate(route, services), limitRate, requireRouteScope(route)],
       handler: async (request, reply) => {
         const principal = principalOf(request)
-        const target = await resolveTarget(route, services, principal, request)
+        // The request's shape first (400), then what it addresses (404): a missing or malformed
+        // organization id or checkout secret is the client's mistake, never "not found".
         const input = parseRequest(route, request)
+        const target = await resolveTarget(route, services, principal, input)
         const result = await route.handler({ principal, ...target, ...input, request, services })
         if (route.response.contentType === 'text/csv') return sendCsv(route, request, reply, result)
         if (route.response.status === 204) return reply.code(204).send()

@@ -24,20 +24,19 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 export type AuthKind = 'organization' | 'partner'
 
 /**
- * Which organization a route acts on, resolved before its handler runs:
+ * Which organization a route acts on, resolved after the request is validated (a missing or
+ * malformed id is 400 `invalid_request` naming the field) and before its handler runs:
  * - `organization-param`: the `{organizationId}` path parameter, if the organization key may
  *   address it (else 404);
  * - `organization-query`: the same, from the `organizationId` query parameter (endpoints such as
- *   `GET /companies?organizationId=...`); read from the raw query before validation, so a missing,
- *   repeated or malformed id is 404 as well;
- * - `organization-body`: the same, from the body's `organizationId` (`POST /lists/save`); read from
- *   the parsed JSON before validation, so a missing or malformed id is 404 as well;
+ *   `GET /companies?organizationId=...`);
+ * - `organization-body`: the same, from the body's `organizationId` (`POST /lists/save`);
  * - `partner-organization-param` (partner routes only): the `{organizationId}` path parameter, if
  *   the key's partner manages it: an organization of the partner, or a sub-organization of one of
- *   its agencies (else 404, malformed ids included);
+ *   its agencies (else 404);
  * - `list-param`: the `{id}` path parameter, a list (`list_` + 24 hex) of an organization the key
- *   may address; the route acts on the list's organization (else 404 `list_not_found`, malformed
- *   ids included);
+ *   may address; the route acts on the list's organization (else 404 `list_not_found`, ids of no
+ *   list's form included: a path names a resource, and one that is not there is not found);
  * - `list-or-organization-param`: `{id}` is a list id (as `list-param`) or else an organization id
  *   (as `organization-param`): `GET /lists/{id}`, whose two meanings the spec gives one path;
  * - `checkout-query`: the `secret` query parameter, a checkout session (of the billing provider) of

@@ -306,6 +306,7 @@ export {
   requireScope,
   type Scope,
   scopes,
+  scopesGranting,
 } from './services/access.js'
 export {
   createOrganizationApiKey,
@@ -433,6 +434,7 @@ export {
   type FindOptions,
 } from './store/repository.js'
 export { storedTime } from './store/time.js'
+export { sampleWebhookPayload } from './webhooks/sample-payloads.js'
 export {
   type AttemptRow,
   type DeliveryRow,
@@ -441,7 +443,6 @@ export {
   presentWebhookConfig,
   readWebhookConfig,
   redeliver,
-  sampleWebhookPayload,
   startWebhookDispatcher,
   testWebhook,
   updateWebhookConfig,

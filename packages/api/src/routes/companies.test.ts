@@ -97,10 +97,15 @@ describe('GET /companies', () => {
     expect(JSON.stringify(tooLong.json().details)).toMatch(/at most 366 days/)
   })
 
-  it("another tenant's organization, or none, is 404", async () => {
+  it("another tenant's organization is 404; none, or a malformed one, is 400 naming it", async () => {
     expect((await get(`/companies?organizationId=${other.organizationId}`)).statusCode).toBe(404)
-    expect((await get('/companies')).statusCode).toBe(404)
-    expect((await get('/companies?organizationId=not-a-uuid')).statusCode).toBe(404)
+    for (const query of ['', '?organizationId=not-a-uuid']) {
+      const response = await get(`/companies${query}`)
+      expect(response.json(), query).toMatchObject({
+        ...errorBody(400, 'invalid_request'),
+        details: { issues: [expect.objectContaining({ path: 'organizationId' })] },
+      })
+    }
     // The other tenant sees only its own traffic.
     const theirs = (await get(`/companies?organizationId=${other.organizationId}`, other.key)).json()
     expect(theirs.data).toEqual([expect.objectContaining({ id: acme, visitors: 1, pageViews: 5 })])

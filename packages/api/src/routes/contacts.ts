@@ -11,7 +11,7 @@ export const contactRoutes: Route[] = [
     method: 'POST',
     path: '/contacts/count',
     auth: 'organization',
-    scope: 'write',
+    scope: 'read',
     tenancy: 'caller',
     tag: 'Lists',
     summary: 'Count the contacts a filter matches',

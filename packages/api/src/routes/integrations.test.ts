@@ -399,6 +399,10 @@ describe('integrations', () => {
       nodes: { trigger: { type: 'visitor.identified' }, actions: [{ type: 'webhook.call', url, secret }] },
     })
     expect(created.json().nodes.actions).toEqual([{ type: 'webhook.call', url, hasSecret: true }])
+    // `nodes` is optional (spec): such a flow is kept and runs nothing.
+    const bare = await api('POST', '/integrations/flows', { organizationId, title: 'Not wired yet' })
+    expect(bare.statusCode, bare.body).toBe(200)
+    expect(bare.json()).toMatchObject({ title: 'Not wired yet', nodes: null, integrationId: null })
     const visitorId = crypto.randomUUID()
     const eventId = eventIdOf('visitor.identified', organizationId, visitorId)
     await appendEvents(h.store, [
@@ -420,6 +424,13 @@ describe('integrations', () => {
       flow_id: created.json().id,
       event: { visitor: { id: visitorId } },
     })
+    // The bare flow (newer, so considered first for the same event) ran nothing.
+    const bareRead = await h.request({
+      url: `/api/v1/integrations/${organizationId}/flows/${bare.json().id}`,
+    })
+    expect(bareRead.json()).toMatchObject({ nodes: null, runs: [] })
+    const listed = await h.request({ url: `/api/v1/integrations/${organizationId}/flows` })
+    expect(listed.json().map((f: { id: string }) => f.id)).toContain(bare.json().id)
 
     const other = await h.createTenant()
     const otherList = await h.createList(other.organizationId)

@@ -20,10 +20,9 @@ import {
 } from '@visitor-id/core'
 import { z } from 'zod'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
-import { organizationIdParam, pathId, timestamp } from '../schemas/common.js'
+import { organizationIdField, organizationIdParam, pathId, timestamp } from '../schemas/common.js'
 import { addressed, callerPrincipal } from './context.js'
 
-const organizationIdField = z.string().min(1).max(64).describe('Organization id (UUID)')
 const typeField = z.enum(integrationTypes).describe('`searchAds` or `socialAds`')
 const accountSchema = z.object({ id: z.string(), name: z.string() }).describe('AdsAccount')
 
@@ -62,10 +61,13 @@ const flowSchema = z
     organizationId: z.string(),
     title: z.string(),
     integrationId: z.string().nullable().describe('The integration type of its first audience sync'),
-    nodes: z.object({
-      trigger: z.record(z.string(), z.unknown()),
-      actions: z.array(z.record(z.string(), z.unknown())),
-    }),
+    nodes: z
+      .object({
+        trigger: z.record(z.string(), z.unknown()),
+        actions: z.array(z.record(z.string(), z.unknown())),
+      })
+      .nullable()
+      .describe('null for a flow created without nodes: it runs nothing'),
     createdAt: timestamp,
     updatedAt: timestamp,
     runs: z.array(runSchema).optional().describe('The last 20 runs, newest first (one flow only)'),
@@ -187,11 +189,12 @@ export const integrationRoutes: Route[] = [
       'to the selected ads account of an integration; `webhook.call` of a URL, signed with `secret` ' +
       'when given). The flow runs on each event of its trigger, as a job; each run is logged ' +
       "(`GET /integrations/{organizationId}/flows/{flowId}`). Lists must be the organization's; " +
-      'URLs follow the partner webhook rules.',
+      'URLs follow the partner webhook rules. `nodes` is optional: a flow created without them is ' +
+      'kept (its `nodes` are `null`) and runs nothing.',
     body: z.strictObject({
       organizationId: organizationIdField,
       title: z.string().trim().min(1).max(200),
-      nodes: flowNodesSchema,
+      nodes: flowNodesSchema.optional(),
     }),
     response: { status: 200, description: 'The created flow', schema: flowSchema },
     errors: [],

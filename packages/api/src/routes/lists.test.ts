@@ -163,7 +163,8 @@ describe('lists', () => {
     }
     expect(await code(exportUrl(listId, randomUUID()))).toEqual([404, 'organization_not_found'])
     expect(await code(exportUrl(listId, tenant.organizationId))).toEqual([404, 'organization_not_found'])
-    expect(await code(exportUrl(listId, 'nope'))).toEqual([404, 'organization_not_found'])
+    // A malformed id is the client's mistake, told as such (DESIGN.md's order of checks).
+    expect(await code(exportUrl(listId, 'nope'))).toEqual([400, 'invalid_request'])
     expect(await code(exportUrl('list_000000000000000000000000'))).toEqual([404, 'list_not_found'])
     expect(await code(exportUrl(listId, tenant.organizationId), tenant.key)).toEqual([404, 'list_not_found'])
     // A list of the tenant, asked with the tenant's organization by the tenant: fine; by us: 404.
@@ -204,11 +205,15 @@ describe('lists', () => {
       payload: { organizationId: h.boot.organizationId, listName: 'x', contacts_found: 1 },
     })
     expect(noFilter.statusCode).toBe(400)
-    // The organization is resolved before validation: missing, malformed or foreign is 404.
-    for (const organizationId of [undefined, 42, 'nope', tenant.organizationId]) {
+    // The request's shape before its organization: missing or malformed is 400 naming the field,
+    // a well-formed id of another tenant is 404.
+    for (const organizationId of [undefined, 42, 'nope', [h.boot.organizationId]]) {
       const response = await save({ organizationId, listName: 'x' })
-      expect(response.json(), String(organizationId)).toEqual(errorBody(404, 'resource_not_found'))
+      expect(response.json(), String(organizationId)).toMatchObject(errorBody(400, 'invalid_request'))
+      expect(response.json().details.issues.map((i: { path: string }) => i.path)).toContain('organizationId')
     }
+    const foreign = await save({ organizationId: tenant.organizationId, listName: 'x' })
+    expect(foreign.json()).toEqual(errorBody(404, 'resource_not_found'))
     const badRefresh = await h.request({
       method: 'POST',
       url: `/api/v1/lists/refresh/${listId}`,

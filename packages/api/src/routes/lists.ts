@@ -17,7 +17,7 @@ import { z } from 'zod'
 import { bomParam, type CsvColumn, encodeCsv } from '../csv.js'
 import { iso } from '../presenters.js'
 import { type ApiServices, csvResponse, defineRoute, type Route } from '../route-definition.js'
-import { pathId, timestamp } from '../schemas/common.js'
+import { organizationIdField, pathId, timestamp } from '../schemas/common.js'
 import { addressed } from './context.js'
 
 const listSchema = z
@@ -60,7 +60,6 @@ function present(list: ListRow): z.input<typeof listSchema> {
   }
 }
 
-const organizationIdField = z.string().min(1).max(64).describe('Organization id (UUID)')
 const listParams = z.object({ id: pathId('List id (`list_` + 24 hex)') })
 /** The optional body of refresh and delete: an organization id, if given, must be the list's. */
 const optionalOrganizationBody = z.strictObject({ organizationId: organizationIdField.optional() }).optional()

@@ -128,13 +128,15 @@ describe('GET /organization/list and /organization/{id}', () => {
     expect((await h.request({ method: 'GET', url: org(sub.id), key: plainAdmin })).statusCode).toBe(404)
   })
 
-  it('404 for unknown, malformed and foreign ids', async () => {
+  it('404 for unknown and foreign ids, 400 for malformed ones', async () => {
     const tenant = await h.createTenant()
-    for (const id of [randomUUID(), 'not-a-uuid', tenant.organizationId, h.boot.partnerId]) {
+    for (const id of [randomUUID(), tenant.organizationId, h.boot.partnerId]) {
       const response = await h.request({ method: 'GET', url: org(id) })
       expect(response.statusCode).toBe(404)
       expect(response.json()).toEqual(errorBody(404, 'resource_not_found'))
     }
+    const malformed = await h.request({ method: 'GET', url: org('not-a-uuid') })
+    expect(malformed.json()).toMatchObject(errorBody(400, 'invalid_request'))
   })
 })
 

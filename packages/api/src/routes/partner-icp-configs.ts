@@ -12,7 +12,7 @@ import {
 import { z } from 'zod'
 import { iso } from '../presenters.js'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
-import { optionalRangeQuery } from '../schemas/common.js'
+import { optionalRangeQuery, organizationIdParam } from '../schemas/common.js'
 import {
   partnerIcpConfigCreate,
   partnerIcpConfigSchema,
@@ -23,7 +23,7 @@ import { addressed } from './context.js'
 import { configOf, presentRecalculation } from './icp-configs.js'
 
 const organizationParams = z.object({
-  organizationId: z.string().min(1).max(64).describe('Organization id (UUID)'),
+  organizationId: organizationIdParam,
 })
 const path = '/partner/organizations/{organizationId}/icp-configs'
 const exampleRules = {

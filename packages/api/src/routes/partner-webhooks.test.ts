@@ -93,6 +93,42 @@ async function identified(payload: object) {
   return eventId
 }
 
+/** Sends a test delivery of the kind and returns what the receiver got. */
+async function testDelivery(type: 'identification' | 'billing'): Promise<Received> {
+  const before = received.length
+  const answer = await partner('POST', '/test', { type })
+  expect(answer.json(), answer.body).toMatchObject({ success: true })
+  return received[before]!
+}
+
+/** Objects whose keys are data (slugs, parameters), not fields: compared as one value. */
+const recordFields = new Set(['icp_statuses', 'tracking_params'])
+
+/** Every field's dotted path, sorted; an array's fields are its first item's (`page_views.0.url`). */
+function fieldPaths(value: unknown, prefix = ''): string[] {
+  if (Array.isArray(value)) return value.length === 0 ? [prefix] : fieldPaths(value[0], `${prefix}.0`)
+  if (value === null || typeof value !== 'object' || recordFields.has(prefix.split('.').at(-1)!)) {
+    return [prefix]
+  }
+  return Object.entries(value)
+    .flatMap(([key, field]) => fieldPaths(field, prefix ? `${prefix}.${key}` : key))
+    .sort()
+}
+
+/** The fields that hold no value: '', null, an empty array or object. */
+function blankFields(value: Record<string, unknown>): string[] {
+  const valueAt = (path: string) =>
+    path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown>)?.[key], value)
+  return fieldPaths(value).filter((path) => {
+    const field = valueAt(path)
+    return (
+      field === '' ||
+      field === null ||
+      (typeof field === 'object' && Object.keys(field as object).length === 0)
+    )
+  })
+}
+
 describe('partner webhooks', () => {
   it('configuration: empty at first; the secret is kept, never shown; bad URLs are 400', async () => {
     expect((await partner('GET', '')).json()).toEqual({
@@ -217,6 +253,16 @@ describe('partner webhooks', () => {
     })
     expect(payload.page_views.length).toBeGreaterThanOrEqual(1)
     expect(delivery.headers['x-service-event-type']).toBe('visitor.identified')
+
+    // A test delivery brings exactly the fields of this real one, each with a sample value.
+    const sample = await testDelivery('identification')
+    expect(sample.signed).toBe(true)
+    const body = JSON.parse(sample.raw.toString())
+    expect(body.test).toBe(true)
+    expect(fieldPaths(body).filter((path) => path !== 'test')).toEqual(fieldPaths(payload))
+    // Phones are paid data: no real visitor.identified carries one, so the sample does not either.
+    expect(blankFields(body)).toEqual(['visitor.phone'])
+    expect(body.session).toMatchObject({ is_hosting: false, is_anonymous: false })
   }, 30_000)
 
   it('logs page and filter; redeliver sends an entry again; other partners see nothing of it', async () => {
@@ -254,4 +300,22 @@ describe('partner webhooks', () => {
     expect(foreign.json()).toEqual(errorBody(404, 'resource_not_found'))
     expect((await partner('GET', '', undefined, other.plainKey)).json().identification.url).toBe('')
   })
+})
+
+describe('partner webhooks: test deliveries', () => {
+  it('a billing test delivery brings the fields of a real billing event, each with a sample value', async () => {
+    expect((await partner('PUT', '/billing', { url: receiverUrl, secret })).statusCode).toBe(200)
+    await h.subscribe(h.boot.organizationId)
+    const real = await until(() =>
+      received.find((r) => r.headers['x-service-event-type'] === 'invoice.paid' && !r.raw.includes('"test"')),
+    )
+    const sample = await testDelivery('billing')
+    expect(sample.signed).toBe(true)
+    const body = JSON.parse(sample.raw.toString())
+    expect(body).toMatchObject({ event_type: 'invoice.paid', test: true })
+    expect(fieldPaths(body).filter((path) => path !== 'test')).toEqual(
+      fieldPaths(JSON.parse(real.raw.toString())),
+    )
+    expect(blankFields(body)).toEqual([])
+  }, 30_000)
 })

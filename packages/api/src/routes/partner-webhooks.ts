@@ -15,7 +15,7 @@ import {
 import { z } from 'zod'
 import { iso } from '../presenters.js'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
-import { pathId, timestamp } from '../schemas/common.js'
+import { organizationIdField, pathId, timestamp } from '../schemas/common.js'
 import { partnerPrincipal } from './context.js'
 
 const configSchema = z
@@ -148,7 +148,10 @@ export const partnerWebhookRoutes: Route[] = [
     tag: 'Partner webhooks',
     summary: 'Send a signed sample event now',
     description:
-      'A sample event of the kind (the identification payload\'s shape, `"test": true`), signed as ' +
+      'A sample event of the kind, built by the same code as real events with a made-up value in every ' +
+      'field (`visitor.identified` for `identification`, whose `visitor.phone` is empty as in every real ' +
+      "one: phones are paid data; `invoice.paid` of this server's B2B plan for `billing`), marked " +
+      '`"test": true` and signed as ' +
       'every delivery is, sent at once even while the webhook is disabled, and logged. `success` ' +
       'says whether the receiver answered 2xx; `message` gives its status or why it could not be reached.',
     body: z.strictObject({ type: z.enum(webhookKinds) }),
@@ -164,7 +167,7 @@ export const partnerWebhookRoutes: Route[] = [
         deps(services),
         partnerPrincipal(principal).partnerId,
         body.type,
-        sampleWebhookPayload(body.type, undefined),
+        sampleWebhookPayload(body.type, services.billing.plans),
       )
     },
   }),
@@ -184,7 +187,7 @@ export const partnerWebhookRoutes: Route[] = [
       pageSize: z.coerce.number().int().min(1).max(500).default(25),
       type: z.enum(webhookKinds).optional(),
       status: z.enum(['success', 'retrying', 'failed']).optional(),
-      organizationId: z.string().max(64).optional(),
+      organizationId: organizationIdField.optional(),
     }),
     response: {
       status: 200,

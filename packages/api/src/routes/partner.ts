@@ -3,7 +3,7 @@
 import { listPartnerOrganizations, startPhoneSearch } from '@visitor-id/core'
 import { z } from 'zod'
 import { defineRoute, type Route } from '../route-definition.js'
-import { pageOf, paginated, paginationQuery, pathId } from '../schemas/common.js'
+import { organizationIdParam, pageOf, paginated, paginationQuery, pathId } from '../schemas/common.js'
 import {
   organizationSchema,
   phoneSearchDescription,
@@ -53,7 +53,7 @@ export const partnerRoutes: Route[] = [
     summary: 'Start a search for the phone number of a visitor of a managed organization',
     description: `No body; the organization and visitor are in the path. The same rules and reply as \`POST /visitor-tracking/phone-number-search\`. ${phoneSearchDescription}`,
     params: z.object({
-      organizationId: pathId('Organization id (UUID)'),
+      organizationId: organizationIdParam,
       visitorId: pathId('Visitor id (UUID)'),
     }),
     response: { status: 200, description: 'The search started', schema: phoneSearchReplySchema },

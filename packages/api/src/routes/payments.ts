@@ -13,10 +13,9 @@ import {
 } from '@visitor-id/core'
 import { z } from 'zod'
 import { defineRoute, type Route } from '../route-definition.js'
-import { httpUrl, timestamp } from '../schemas/common.js'
+import { httpUrl, organizationIdField, timestamp } from '../schemas/common.js'
 import { addressed } from './context.js'
 
-const organizationIdField = z.string().min(1).max(64).describe('Organization id (UUID)')
 const priceIdField = z
   .string()
   .min(1)

@@ -207,7 +207,7 @@ describe('GET /visitor-tracking/{id}/installation/script/{type}', () => {
     expect(body.script.startsWith('<script')).toBe(true)
   })
 
-  it('400 for an unknown type, 404 for another tenant whatever the type', async () => {
+  it('400 for an unknown type, whoever asks; 404 for another tenant asking a known type', async () => {
     const unknown = await h.request({
       method: 'GET',
       url: vt(h.boot.organizationId, '/installation/script/wordpress'),
@@ -215,9 +215,16 @@ describe('GET /visitor-tracking/{id}/installation/script/{type}', () => {
     expect(unknown.statusCode).toBe(400)
     expect(paths(unknown.json())).toEqual(['type'])
     const tenant = await h.createTenant()
-    const foreign = await h.request({
+    // The request's shape is checked before what it addresses (DESIGN.md's order of checks).
+    const unknownForeign = await h.request({
       method: 'GET',
       url: vt(h.boot.organizationId, '/installation/script/wordpress'),
+      key: tenant.key,
+    })
+    expect(paths(unknownForeign.json())).toEqual(['type'])
+    const foreign = await h.request({
+      method: 'GET',
+      url: vt(h.boot.organizationId, '/installation/script/jsSnippet'),
       key: tenant.key,
     })
     expect(foreign.json()).toEqual(errorBody(404, 'resource_not_found'))

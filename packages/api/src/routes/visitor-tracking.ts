@@ -15,7 +15,7 @@ import type { FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { iso, presentPixelConfig } from '../presenters.js'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
-import { hostname, httpUrl, organizationIdParam, pathId } from '../schemas/common.js'
+import { hostname, httpUrl, organizationIdField, organizationIdParam, pathId } from '../schemas/common.js'
 import {
   phoneSearchDescription,
   phoneSearchErrors,
@@ -222,7 +222,7 @@ export const visitorTrackingRoutes: Route[] = [
     summary: "Start a search for a visitor's phone number",
     description: phoneSearchDescription,
     body: z.strictObject({
-      organizationId: z.string().min(1).max(64).describe('Organization id (UUID)'),
+      organizationId: organizationIdField,
       visitorId: z.string().min(1).max(64).describe('Visitor id (UUID)'),
     }),
     response: { status: 200, description: 'The search started', schema: phoneSearchReplySchema },

@@ -1,7 +1,7 @@
 // Shapes of the ICP config sections (organization-level and partner-level).
 import { filterSchema, rulesIssues, slugMaxLength, slugPattern } from '@visitor-id/core'
 import { z } from 'zod'
-import { timestamp } from './common.js'
+import { organizationIdParam, timestamp } from './common.js'
 
 export const slugSchema = z
   .string()
@@ -10,7 +10,7 @@ export const slugSchema = z
   .regex(slugPattern, 'must be lowercase letters and digits in dash-separated words, such as enterprise-us')
 
 export const slugParams = z.object({
-  organizationId: z.string().min(1).max(64).describe('Organization id (UUID)'),
+  organizationId: organizationIdParam,
   slug: z.string().min(1).max(slugMaxLength).describe('ICP config slug'),
 })
 

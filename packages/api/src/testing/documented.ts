@@ -50,3 +50,116 @@ export function expectDocumented(
   const validate = ajv.compile(content!['application/json'].schema)
   expect(validate(body), `${route.operationId}: ${ajv.errorsText(validate.errors)}`).toBe(true)
 }
+
+/** A request as the test sent it: enough to find the operation it reached. */
+export interface SentRequest {
+  method: string
+  url: string
+}
+
+interface Operation {
+  path: string
+  method: string
+  pattern: RegExp
+  /** Path parameters: a static path wins over a templated one, as in the router. */
+  parameters: number
+  operation: OpenApiDocument['paths'][string][string]
+}
+
+/** JSON pointer escaping of one reference token (RFC 6901). */
+const pointerToken = (token: string) => token.replaceAll('~', '~0').replaceAll('/', '~1')
+
+/**
+ * Checks every answer against the served OpenAPI document, as a client generated from it would read
+ * it: the operation the request reached (or, for no operation, the documented `route_not_found` /
+ * `method_not_allowed`), a status that operation documents, a body of a documented content type that
+ * its JSON Schema accepts (Ajv, draft 2020-12 with formats, `$ref`s resolved in the document).
+ * Throws with what differs: a test whose route answers off the document fails.
+ */
+export function createDocumentChecker(document: OpenApiDocument) {
+  const ajv = createValidator()
+  ajv.addSchema(document as object, 'openapi')
+  const compiled = new Map<string, ReturnType<Ajv2020['compile']>>()
+  const operations: Operation[] = []
+  for (const [path, methods] of Object.entries(document.paths)) {
+    // A parameter may be empty (`/organization//api-keys` reaches its route, which answers 400).
+    const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]*')
+    for (const [method, operation] of Object.entries(methods)) {
+      operations.push({
+        path,
+        method,
+        pattern: new RegExp(`^${source}$`),
+        parameters: (path.match(/\{/g) ?? []).length,
+        operation,
+      })
+    }
+  }
+  const validatorAt = (pointer: string) => {
+    let validate = compiled.get(pointer)
+    if (!validate) {
+      validate = ajv.compile({ $ref: `openapi#${pointer}` })
+      compiled.set(pointer, validate)
+    }
+    return validate
+  }
+
+  return function check(request: SentRequest, response: LightMyRequestResponse): void {
+    const method = request.method.toLowerCase()
+    const path = request.url.split('?')[0]!
+    const atPath = operations.filter((o) => o.pattern.test(path)).sort((a, b) => a.parameters - b.parameters)
+    const reached = atPath.find((o) => o.method === (method === 'head' ? 'get' : method))
+    const where = `${request.method} ${request.url.slice(0, 120)} -> ${response.statusCode}`
+    // Pages outside the API (the dashboard, the checkout page) and CORS preflights are not in it.
+    if ((atPath.length === 0 && !path.startsWith('/api/')) || method === 'options') return
+    if (!reached) {
+      // Nothing is served there (404 route_not_found), or not with this method (405).
+      const code = atPath.length === 0 ? 'route_not_found' : 'method_not_allowed'
+      const body = response.json() as { code?: string }
+      if (body.code !== code && response.statusCode !== 401 && response.statusCode !== 429) {
+        throw new Error(`${where}: no documented operation, and not ${code}: ${response.body.slice(0, 300)}`)
+      }
+      return
+    }
+    const status = String(response.statusCode)
+    const documented = reached.operation.responses[status]
+    if (!documented) {
+      throw new Error(
+        `${where}: ${reached.method.toUpperCase()} ${reached.path} does not document ${status} ` +
+          `(documents ${Object.keys(reached.operation.responses).join(', ')}): ${response.body.slice(0, 300)}`,
+      )
+    }
+    if (method === 'head') return
+    const contentType = String(response.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
+    const media = Object.keys(documented.content ?? {})
+    if (media.length === 0) {
+      if (response.body !== '') throw new Error(`${where}: documented with no body, answered ${contentType}`)
+      return
+    }
+    if (!media.includes(contentType)) {
+      throw new Error(
+        `${where}: answered ${contentType || 'no content type'}, documented ${media.join(', ')}`,
+      )
+    }
+    if (contentType !== 'application/json') return
+    const pointer = [
+      'paths',
+      reached.path,
+      reached.method,
+      'responses',
+      status,
+      'content',
+      contentType,
+      'schema',
+    ]
+      .map(pointerToken)
+      .join('/')
+    const validate = validatorAt(`/${pointer}`)
+    if (!validate(response.json())) {
+      throw new Error(
+        `${where}: the body fails the document's schema: ${ajv.errorsText(validate.errors)}; ${response.body.slice(0, 300)}`,
+      )
+    }
+  }
+}

@@ -34,6 +34,8 @@ import { personVisitorRow, tempDir } from '@visitor-id/core/testing'
 import { type RunningServer, startServer } from '@visitor-id/server'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
+import type { OpenApiDocument } from '../openapi.js'
+import { createDocumentChecker } from './documented.js'
 
 export interface Harness {
   server: RunningServer
@@ -136,6 +138,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     ...env,
   })
   const server = await startServer(config)
+  checkEveryAnswer(server.app, (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json())
   const boot = JSON.parse(readFileSync(server.bootstrapFile, 'utf8')) as BootstrapFile
   const { repos, store } = server
   // Config writes take an organization lock; the test's own fixtures need no other process.
@@ -373,6 +376,22 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     },
   }
   return harness
+}
+
+/**
+ * Makes every `inject` of the app (`request`, and tests that inject themselves) check its answer
+ * against the served OpenAPI document (`createDocumentChecker`): an answer off the document throws,
+ * so the test that sent it fails.
+ */
+function checkEveryAnswer(app: RunningServer['app'], document: OpenApiDocument): void {
+  const check = createDocumentChecker(document)
+  const inject = app.inject.bind(app) as (options: InjectOptions) => Promise<LightMyRequestResponse>
+  const checked = async (options: InjectOptions) => {
+    const response = await inject(options)
+    check({ method: options.method ?? 'GET', url: String(options.url ?? options.path ?? '/') }, response)
+    return response
+  }
+  Object.assign(app, { inject: checked })
 }
 
 /** The error body DESIGN.md fixes, for `toEqual` / `toMatchObject`. */

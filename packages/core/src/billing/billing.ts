@@ -129,7 +129,7 @@ export function planOf(plans: readonly Plan[], priceId: string, productId: strin
 
 // --- Events ---------------------------------------------------------------------------------------
 
-interface BillingEventInput {
+export interface BillingEventInput {
   type: BillingEventType
   /** What the event is about, for its id: the same subject is one event. */
   subject: string
@@ -139,7 +139,7 @@ interface BillingEventInput {
 }
 
 /** The billing webhook's payload (snake_case, like the identification payload). */
-function billingPayload(deps: BillingDeps, input: BillingEventInput, at: string) {
+export function billingPayload(deps: Pick<BillingDeps, 'plans'>, input: BillingEventInput, at: string) {
   const plan = deps.plans.find((p) => p.id === input.subscription.plan_id)
   const { subscription: s, invoice } = input
   return {

@@ -87,8 +87,10 @@ export interface FlowRow {
   title: string
   /** The integration type of its first audience sync (the spec's `integrationId` filter), else ''. */
   integration_id: string
-  trigger: FlowTrigger
-  nodes: FlowNodes
+  /** '' for a flow without nodes: no event is its trigger. */
+  trigger: FlowTrigger | ''
+  /** null: created without nodes (the spec makes them optional); it runs nothing. */
+  nodes: FlowNodes | null
   /** Audience ids by `${listId}:${type}:${accountId}`. */
   state: Record<string, string>
   created_at: string
@@ -125,8 +127,8 @@ const iso = storedTime
 
 const flowOf = ({ nodes, state, ...row }: StoredFlowRow): FlowRow => ({
   ...row,
-  trigger: row.trigger as FlowTrigger,
-  nodes: JSON.parse(nodes) as FlowNodes,
+  trigger: row.trigger as FlowTrigger | '',
+  nodes: JSON.parse(nodes || 'null') as FlowNodes | null,
   state: JSON.parse(state || '{}') as Record<string, string>,
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at),
@@ -163,21 +165,17 @@ export async function getFlow(repos: FlowRepos, organizationId: string, flowId: 
 }
 
 /**
- * Creates a flow after checking what `nodes` names: the organization's lists, configured integration
+ * What `nodes` names that the schema cannot check: the organization's lists, configured integration
  * types, webhook URLs (the SSRF rules of partner webhooks). Each problem is a 400 naming its path.
  */
-export async function createFlow(
-  deps: FlowDeps,
-  organizationId: string,
-  input: { title: string; nodes: FlowNodes },
-): Promise<FlowRow> {
+async function checkNodes(deps: FlowDeps, organizationId: string, nodes: FlowNodes): Promise<void> {
   const issues: { path: string; message: string }[] = []
   const listsNamed = [
-    ...(input.nodes.trigger.type === 'list.refreshed' && input.nodes.trigger.listId
-      ? [{ id: input.nodes.trigger.listId, path: 'nodes.trigger.listId' }]
+    ...(nodes.trigger.type === 'list.refreshed' && nodes.trigger.listId
+      ? [{ id: nodes.trigger.listId, path: 'nodes.trigger.listId' }]
       : []),
   ]
-  for (const [index, action] of input.nodes.actions.entries()) {
+  for (const [index, action] of nodes.actions.entries()) {
     const path = `nodes.actions.${index}`
     if (action.type === 'audience.sync') {
       listsNamed.push({ id: action.listId, path: `${path}.listId` })
@@ -198,14 +196,27 @@ export async function createFlow(
       issues.push({ path, message: 'no list of the organization has this id' })
   }
   if (issues.length > 0) throw appError('invalid_request', issues[0]!.message, { issues })
+}
+
+/**
+ * Creates a flow, its `nodes` checked first (`checkNodes`). Without nodes it is created all the
+ * same and runs nothing: no event is its trigger.
+ */
+export async function createFlow(
+  deps: FlowDeps,
+  organizationId: string,
+  input: { title: string; nodes?: FlowNodes | undefined },
+): Promise<FlowRow> {
+  const nodes = input.nodes ?? null
+  if (nodes) await checkNodes(deps, organizationId, nodes)
   const now = new Date().toISOString()
   const flow: FlowRow = {
     organization_id: organizationId,
     id: randomToken('flow_', 12),
     title: input.title,
-    integration_id: input.nodes.actions.find((a) => a.type === 'audience.sync')?.integrationType ?? '',
-    trigger: input.nodes.trigger.type,
-    nodes: input.nodes,
+    integration_id: nodes?.actions.find((a) => a.type === 'audience.sync')?.integrationType ?? '',
+    trigger: nodes?.trigger.type ?? '',
+    nodes,
     state: {},
     created_at: now,
     updated_at: now,
@@ -240,8 +251,8 @@ type TriggeringEvent = ConsumedEvent
 
 /** Whether the flow's trigger is this event (the list or ICP config it names, if any). */
 function triggeredBy(flow: FlowRow, event: TriggeringEvent, payload: Record<string, unknown>): boolean {
-  const trigger = flow.nodes.trigger
-  if (trigger.type !== event.type) return false
+  const trigger = flow.nodes?.trigger
+  if (trigger?.type !== event.type) return false
   if (trigger.type === 'list.refreshed' && trigger.listId) return payload.list_id === trigger.listId
   if (trigger.type === 'icp.matched' && trigger.icpSlug) return payload.icp_slug === trigger.icpSlug
   return true
@@ -285,7 +296,7 @@ async function runFlow(
   const startedAt = new Date().toISOString()
   const actions: FlowRunAction[] = []
   let state = flow.state
-  for (const action of flow.nodes.actions) {
+  for (const action of flow.nodes?.actions ?? []) {
     try {
       if (action.type === 'audience.sync') {
         const result = await syncAudience(deps, { ...flow, state }, action)
@@ -415,7 +426,7 @@ export function presentFlow(flow: FlowRow, runs?: FlowRun[]) {
     organizationId: flow.organization_id,
     title: flow.title,
     integrationId: flow.integration_id || null,
-    nodes: {
+    nodes: flow.nodes && {
       trigger: flow.nodes.trigger,
       actions: flow.nodes.actions.map((action) =>
         action.type === 'webhook.call'

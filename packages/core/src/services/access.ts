@@ -10,8 +10,12 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 /** `admin` grants the base scopes; agency scopes are granted only explicitly. */
 export function hasScope(granted: readonly string[], needed: Scope): boolean {
-  if (granted.includes(needed)) return true
-  return (needed === 'read' || needed === 'write') && granted.includes('admin')
+  return scopesGranting(needed).some((scope) => granted.includes(scope))
+}
+
+/** The scopes a key may hold to pass a check of `needed`, any one of them: `admin` grants read and write. */
+export function scopesGranting(needed: Scope): Scope[] {
+  return needed === 'read' || needed === 'write' ? [needed, 'admin'] : [needed]
 }
 
 /** Throws `forbidden` unless the principal holds the scope. */
