@@ -310,8 +310,8 @@ describe('dashboard', { timeout: 60_000 }, () => {
     expect(profile.contact.linkedinUrl).toBeTruthy()
     await dialog.getByRole('button', { name: 'Search phone number' }).click()
     await expect.poll(() => dialog.locator('.status').getAttribute('data-status')).toBe('ongoing')
-    // A profile shows a search only once a phone is found; opened again, the panel learns how the
-    // earlier search stands from the API's answer to a new one (409 with its state), or the phone.
+    // Opened again, the panel shows how the search stands from the profile's phoneNumberSearchStatus
+    // (or from the API's 409 to a new start).
     await page.keyboard.press('Escape')
     await page.locator(`[data-visitor="${identified.id}"]`).click()
     await dialog.getByRole('heading', { name: 'Phone number' }).waitFor()

@@ -71,7 +71,6 @@ export interface Contact {
   seniority: string | null
   department: string | null
   country: string | null
-  phone: string | null
   linkedinUrl: string | null
   city: string | null
   state: string | null
@@ -130,8 +129,10 @@ export interface VisitorProfile {
   personaMatch: boolean
   sessions: VisitSession[]
   pageViews: { url: string; title: string; sessionId: string; visitedAt: string }[]
+  /** Only once this organization's search found the phone. */
   phoneNumber?: string
-  phoneNumberSearchStatus?: 'not_started' | 'ongoing' | 'found' | 'not_found' | 'error'
+  /** Always there for a B2B organization; absent for others. */
+  phoneNumberSearchStatus?: 'not_started' | 'ongoing' | 'found' | 'not_found' | 'error' | 'expired'
 }
 
 /** The organization-level filter (the same vocabulary lists use). */

@@ -196,6 +196,44 @@ describe('POST /visitor-tracking/phone-number-search', () => {
   })
 })
 
+describe("the profile's phoneNumberSearchStatus", () => {
+  it('a B2B visitor always has one: not_started, ongoing, then every end (found, not_found, error, expired)', async () => {
+    const ends = { found: 'found', none: 'not_found', broken: 'error', slow: 'expired' } as const
+    const visitors = await Promise.all(
+      Object.entries(ends).map(async ([slug, end]) => ({ end, visitorId: await person(slug) })),
+    )
+    for (const { visitorId } of visitors) {
+      const body = await profile(visitorId)
+      expect(body.phoneNumberSearchStatus).toBe('not_started')
+      expect(body).not.toHaveProperty('phoneNumber')
+      expect(await codeOf(search(visitorId))).toBe('200 ongoing')
+    }
+    // The slow one is ongoing until PHONE_SEARCH_TIMEOUT (5 s).
+    expect((await profile(visitors[3]!.visitorId)).phoneNumberSearchStatus).toBe('ongoing')
+    for (const { end, visitorId } of visitors) {
+      const body = await until(visitorId, (b) => b.phoneNumberSearchStatus !== 'ongoing', 15_000)
+      expect(body.phoneNumberSearchStatus, end).toBe(end)
+      if (end === 'found') expect(body.phoneNumber).toBe('+14155552671')
+      else expect(body, end).not.toHaveProperty('phoneNumber')
+    }
+  }, 30_000)
+
+  it("a standard organization's visitor has neither field (it cannot search)", async () => {
+    const standard = await h.createTenant()
+    const visitorId = await h.seedPerson(standard.organizationId)
+    const body = (
+      await h.request({
+        method: 'GET',
+        url: `/api/v1/visitor-tracking/${standard.organizationId}/visitors/${visitorId}`,
+        key: standard.key,
+      })
+    ).json()
+    expect(body.id).toBe(visitorId)
+    expect(body).not.toHaveProperty('phoneNumberSearchStatus')
+    expect(body).not.toHaveProperty('phoneNumber')
+  })
+})
+
 describe('POST /partner/organizations/{organizationId}/visitors/{visitorId}/phone-number-search', () => {
   it('starts a search for a managed organization; anything else is 404', async () => {
     const visitorId = await person('found')

@@ -232,7 +232,7 @@ describe('GET /visitor-tracking/{id}/installation/script/{type}', () => {
 })
 
 describe('GET /visitor-tracking/{id}/visitors/{visitorId}', () => {
-  it('returns contact, company, camelCase sessions and page views, and no phone fields', async () => {
+  it('returns contact, company, camelCase sessions and page views, and no phone before a search', async () => {
     const companyId = await h.seedCompany({
       name: 'Acme',
       domain: 'acme.test',
@@ -279,7 +279,6 @@ describe('GET /visitor-tracking/{id}/visitors/{visitorId}', () => {
         firstName: 'Ada',
         lastName: 'Lovelace',
         jobTitle: 'CTO',
-        phone: '+33 1 23 45 67 89',
         address2: 'Floor 2',
         ageRange: '35-44',
         gender: null,
@@ -294,8 +293,10 @@ describe('GET /visitor-tracking/{id}/visitors/{visitorId}', () => {
         region: '',
       },
     })
-    // Every contact field of the webhook `visitor` object, camelCase, and every `company` field.
-    expect(Object.keys(profile.contact)).toHaveLength(26)
+    // Every contact field of the webhook `visitor` object but the phone (paid data, even when a
+    // visitor row identified before that rule holds one), camelCase, and every `company` field.
+    expect(Object.keys(profile.contact)).toHaveLength(25)
+    expect(response.body).not.toContain('23 45 67 89')
     expect(Object.keys(profile.company).sort()).toEqual(
       [
         'id',
@@ -317,8 +318,9 @@ describe('GET /visitor-tracking/{id}/visitors/{visitorId}', () => {
         'country',
       ].sort(),
     )
+    // A B2B organization (the bootstrap one): no phone, and no search yet.
     expect(profile).not.toHaveProperty('phoneNumber')
-    expect(profile).not.toHaveProperty('phoneNumberSearchStatus')
+    expect(profile.phoneNumberSearchStatus).toBe('not_started')
     expect(profile.sessions).toHaveLength(1)
     expect(profile.sessions[0]).toMatchObject({
       id: sessionId,

@@ -5,6 +5,7 @@ import {
   getVisitorProfile,
   managingPartnerId,
   organizationIcpConfigs,
+  profilePhoneFields,
   readPartnerDomain,
   readPhoneSearch,
   startPhoneSearch,
@@ -171,14 +172,18 @@ export const visitorTrackingRoutes: Route[] = [
     tag: 'Visitor tracking',
     summary: 'Get a visitor profile',
     description:
-      'Contact, company, sessions (newest first) and page views. `phoneNumber` (E.164) and ' +
-      '`phoneNumberSearchStatus` appear only once a phone search found the phone (and charged for it).',
+      'Contact, company, sessions (newest first) and page views. A phone is paid data: `contact` has ' +
+      'none, and `phoneNumber` (E.164) appears only once a phone search of this organization found it ' +
+      "(and charged for it). A B2B (`plus_employee`) organization's visitor always has " +
+      '`phoneNumberSearchStatus`: poll it after starting a search to see it end (`found`, `not_found`, ' +
+      '`error` or `expired`). Other organizations have no phone search and no such field.',
     params: organizationParams.extend({ visitorId: pathId('Visitor id (UUID)') }),
     response: { status: 200, description: 'The visitor profile', schema: visitorProfileSchema },
     errors: [],
     example: (ids) => ({ params: { organizationId: ids.organizationId, visitorId: ids.visitorId } }),
     async handler({ organization, params, services }) {
-      const { id } = addressed(organization)
+      const target = addressed(organization)
+      const { id } = target
       // The organization, its pixel config and ICP configs come from memory; the profile is one store query.
       const [config, icpConfigs] = await Promise.all([
         services.repos.pixelConfigs.get({ organization_id: id }),
@@ -191,15 +196,13 @@ export const visitorTrackingRoutes: Route[] = [
           icpConfigs,
           companyOf: (companyId) => services.repos.companies.get({ id: companyId }),
         }),
-        // A second point read, side by side with the profile's: the phone once a search found it.
+        // A second point read, side by side with the profile's: the state of the latest phone search.
         /^[0-9a-f-]{36}$/.test(visitorId) ? readPhoneSearch(services.store, id, visitorId) : undefined,
       ])
       if (!profile) throw appError('resource_not_found', 'Visitor not found')
       return {
         ...profile,
-        ...(phone?.status === 'found'
-          ? { phoneNumber: phone.phone, phoneNumberSearchStatus: 'found' as const }
-          : {}),
+        ...profilePhoneFields(phone, target, services.phone.timeoutMs),
         firstSeenAt: iso(profile.firstSeenAt),
         lastSeenAt: iso(profile.lastSeenAt),
         sessions: profile.sessions.map((s) => ({

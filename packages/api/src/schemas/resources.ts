@@ -132,7 +132,6 @@ export const visitorProfileSchema = z.object({
       seniority: z.string().nullable(),
       department: z.string().nullable(),
       country: z.string().nullable(),
-      phone: z.string().nullable(),
       linkedinUrl: z.string().nullable(),
       facebookUrl: z.string().nullable(),
       twitterUrl: z.string().nullable(),
@@ -153,7 +152,8 @@ export const visitorProfileSchema = z.object({
     })
     .nullable()
     .describe(
-      'Every contact field of the identification payload, camelCase (null when unknown); null until identified',
+      'Every contact field of the identification payload but the phone, camelCase (null when ' +
+        'unknown); null until identified. A phone is paid data: see `phoneNumber`',
     ),
   company: z
     .object({
@@ -186,11 +186,25 @@ export const visitorProfileSchema = z.object({
   pageViews: z
     .array(z.object({ url: z.string(), title: z.string(), sessionId: z.string(), visitedAt: timestamp }))
     .describe('Newest first (at most 500, from the sessions listed)'),
-  phoneNumber: z.string().optional().describe('Only once the organization has unlocked the phone'),
-  phoneNumberSearchStatus: z
-    .enum(['not_started', 'ongoing', 'found', 'not_found', 'error'])
+  phoneNumber: z
+    .string()
     .optional()
-    .describe('Only once the organization has unlocked the phone (then `found`)'),
+    .describe(
+      'The phone in E.164, only once a phone search of this organization found it (and charged for ' +
+        'it): with `phoneNumberSearchStatus` `found`, never otherwise',
+    ),
+  phoneNumberSearchStatus: z
+    .enum(['not_started', 'ongoing', 'found', 'not_found', 'error', 'expired'])
+    .optional()
+    .describe(
+      'The latest phone search. Always present for a B2B (`plus_employee`) organization: ' +
+        '`not_started` (no search yet), `ongoing`, `found` (with `phoneNumber`), `not_found` (never ' +
+        'retried), `error` (the provider failed) or `expired` (no answer within ' +
+        'PHONE_SEARCH_TIMEOUT). After `error` or `expired` one retry is allowed; once that retry ' +
+        'ended in `error` or `expired` too, a new start answers 409 `retry_exhausted` (a code beyond ' +
+        "the spec's six). Absent for other organizations, unless they unlocked a phone while B2B " +
+        '(then `found`)',
+    ),
 })
 
 /** The reply of both phone search routes (spec: `{phoneNumberSearchStatus, visitorId}`). */

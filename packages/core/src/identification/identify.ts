@@ -89,10 +89,15 @@ async function companiesByDomain(store: Store, domains: string[]): Promise<Map<s
   return new Map(rows.map((row) => [row.domain, row.id]))
 }
 
-/** The visitor's contact fields from its contact. */
+/**
+ * The visitor's contact fields from its contact, all but the phone: a phone is paid data (DESIGN.md,
+ * "Phone search"), which an organization gets from a search of its own (phone/search.ts), never
+ * from identification; the dataset provider reads it from the contact when a search asks.
+ */
 function fromContact(contact: ContactRow) {
-  const fields: Record<string, string> = { contact_id: contact.id }
-  for (const name of contactFieldNames) if (name !== 'contact_id') fields[name] = contact[name]
+  const fields: Record<string, string> = { contact_id: contact.id, phone: '' }
+  for (const name of contactFieldNames)
+    if (name !== 'contact_id' && name !== 'phone') fields[name] = contact[name]
   return {
     ...(fields as unknown as typeof blankContactFields),
     email: contact.email,

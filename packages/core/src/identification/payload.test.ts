@@ -117,7 +117,6 @@ const visitor: IdentifiedVisitor = {
   first_name: 'Ada',
   last_name: 'Lovelace',
   job_title: 'CTO',
-  phone: '+33 1 23 45 67 89',
   location: 'Paris, France',
   photo_url: 'https://img.test/ada.png',
   linkedin_url: 'https://linkedin.com/in/ada',
@@ -289,6 +288,19 @@ describe('identificationPayload', () => {
     expect(payload.page_views).toEqual([
       { url: 'https://shop.test/pricing', visited_at: '2026-11-20T09:30:00.123Z' },
     ])
+  })
+
+  it('visitor.phone: empty on visitor.identified, the revealed phone on visitor.phone_revealed only', () => {
+    // A phone is paid data: identification never sends it, whatever it is given.
+    expect(identificationPayload({ ...input, revealedPhone: '+33123456789' }).visitor.phone).toBe('')
+    expect(payload.visitor.phone).toBe('')
+    const revealed = identificationPayload({
+      ...input,
+      eventType: 'visitor.phone_revealed',
+      revealedPhone: '+33123456789',
+    })
+    expect(revealed.visitor.phone).toBe('+33123456789')
+    expect(keys(revealed)).toEqual(keys(payload))
   })
 
   it('leaves ip_address out when the organization keeps no IP addresses', () => {

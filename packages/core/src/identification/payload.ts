@@ -10,12 +10,15 @@ import { storedTime } from '../store/time.js'
 
 export type IdentificationEventType = 'visitor.identified' | 'visitor.phone_revealed'
 
-/** The visitor as identification knows it: its row's contact fields. */
+/**
+ * The visitor as identification knows it: its row's contact fields. Not the row's phone: a phone is
+ * paid data, carried only by `visitor.phone_revealed` (`revealedPhone` below).
+ */
 export type IdentifiedVisitor = Pick<
   VisitorRow,
   'id' | 'email' | 'first_name' | 'last_name' | 'job_title' | 'linkedin_url' | 'created_at' | 'last_seen_at'
 > &
-  Omit<VisitorContactFields, 'contact_id'>
+  Omit<VisitorContactFields, 'contact_id' | 'phone'>
 
 export interface IdentificationPayloadInput {
   eventType: IdentificationEventType
@@ -24,6 +27,11 @@ export interface IdentificationPayloadInput {
   /** False when the organization does not keep IP addresses: no ip_address. */
   ipTracking: boolean
   visitor: IdentifiedVisitor
+  /**
+   * The phone the organization's own search found: `visitor.phone`, on `visitor.phone_revealed`
+   * only. Every other event sends it empty, whatever the visitor row holds.
+   */
+  revealedPhone?: string | undefined
   icp: VisitorIcp
   company: CompanyRow | undefined
   /** The session the identification happened in (the latest), if any. */
@@ -54,7 +62,7 @@ function visitorObject(input: IdentificationPayloadInput) {
     first_name: v.first_name,
     last_name: v.last_name,
     job_title: v.job_title,
-    phone: v.phone,
+    phone: input.eventType === 'visitor.phone_revealed' ? (input.revealedPhone ?? '') : '',
     location: v.location,
     photo_url: v.photo_url,
     linkedin_url: v.linkedin_url,

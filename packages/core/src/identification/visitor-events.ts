@@ -11,8 +11,10 @@ import { type IdentificationEventType, identificationPayload } from './payload.j
 const companyColumns = Object.keys(companiesTable.columns).join(', ')
 
 export interface VisitorEventSubject {
-  /** The visitor row as the event shows it (a revealed phone already in `phone`). */
+  /** The visitor row as the event shows it (its `phone` is never read). */
   visitor: VisitorRow
+  /** `visitor.phone_revealed`: the phone the organization's search found. */
+  revealedPhone?: string | undefined
   /** The session the event belongs to; unset: the visitor's latest session. */
   sessionId?: string | undefined
   timestamp: string
@@ -59,7 +61,7 @@ export async function visitorEvents(
       ...(sessionIds.length === subjects.length ? { sessionIds } : {}),
     },
   )
-  return subjects.map(({ visitor, sessionId, timestamp }) => {
+  return subjects.map(({ visitor, revealedPhone, sessionId, timestamp }) => {
     const profile = profiles.get(visitor.id)
     const session = profile?.sessions.find((s) => s.id === sessionId) ?? profile?.sessions[0]
     const payload = identificationPayload({
@@ -68,6 +70,7 @@ export async function visitorEvents(
       organization,
       ipTracking,
       visitor,
+      revealedPhone,
       icp: {
         icp: profile?.icp ?? false,
         icpStatuses: profile?.icpStatuses ?? {},

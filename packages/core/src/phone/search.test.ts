@@ -28,7 +28,9 @@ import {
   acceptPhoneCallback,
   type PhoneSearchDeps,
   type PhoneSearchJob,
+  type PhoneSearchRow,
   phoneSearchJobName,
+  profilePhoneFields,
   readPhoneSearch,
   runPhoneSearchJob,
   startPhoneSearch,
@@ -370,6 +372,58 @@ describe('callbacks, restarts and auto enrichment', () => {
     expect(await autoEnrichPhone(depsWith(), event(enabled, notFound))).toBe(true)
     expect((await settle(enabled.id, notFound)).status).toBe('not_found')
     expect(await autoEnrichPhone(depsWith(), event(enabled, notFound))).toBe(false)
+  })
+})
+
+describe('profilePhoneFields', () => {
+  const startedAt = '2026-11-20T09:00:00.000Z'
+  const row = (status: PhoneSearchRow['status'], phone = ''): PhoneSearchRow => ({
+    organization_id: randomUUID(),
+    visitor_id: randomUUID(),
+    search_id: 'ps_fixture',
+    status,
+    tries: 1,
+    provider: 'dataset',
+    auto: false,
+    phone,
+    reason: '',
+    callback_token_sha256: '',
+    started_at: startedAt,
+    finished_at: null,
+  })
+  const b2b = { product_type: 'plus_employee' } as const
+  const standard = { product_type: 'standard' } as const
+  const minute = 60_000
+  const before = Date.parse(startedAt) + minute
+
+  it('B2B: always a status, the phone only with found; ongoing past the timeout reads expired', () => {
+    expect(profilePhoneFields(undefined, b2b, 10 * minute)).toEqual({
+      phoneNumberSearchStatus: 'not_started',
+    })
+    expect(profilePhoneFields(row('ongoing'), b2b, 10 * minute, before)).toEqual({
+      phoneNumberSearchStatus: 'ongoing',
+    })
+    expect(profilePhoneFields(row('ongoing'), b2b, 10 * minute, before + 10 * minute)).toEqual({
+      phoneNumberSearchStatus: 'expired',
+    })
+    for (const status of ['not_found', 'error', 'expired'] as const) {
+      expect(profilePhoneFields(row(status), b2b, 10 * minute, before)).toEqual({
+        phoneNumberSearchStatus: status,
+      })
+    }
+    expect(profilePhoneFields(row('found', '+14155552671'), b2b, 10 * minute)).toEqual({
+      phoneNumber: '+14155552671',
+      phoneNumberSearchStatus: 'found',
+    })
+  })
+
+  it('standard: nothing, unless a phone was unlocked while the organization was B2B', () => {
+    expect(profilePhoneFields(undefined, standard, minute)).toEqual({})
+    expect(profilePhoneFields(row('error'), standard, minute)).toEqual({})
+    expect(profilePhoneFields(row('found', '+14155552671'), standard, minute)).toEqual({
+      phoneNumber: '+14155552671',
+      phoneNumberSearchStatus: 'found',
+    })
   })
 })
 

@@ -29,7 +29,7 @@ import { appendEvents } from '../identification/events.js'
 import { visitorEvents } from '../identification/visitor-events.js'
 import { nextVersion, randomToken } from '../ids.js'
 import type { Store } from '../store/client.js'
-import type { OrganizationRow, Repositories, VisitorRow } from '../store/entities.js'
+import type { OrganizationRow, Repositories } from '../store/entities.js'
 import type { PhoneLookup, PhoneOutcome, PhoneProvider } from './provider.js'
 
 export type PhoneSearchStatus = 'ongoing' | 'found' | 'not_found' | 'error' | 'expired'
@@ -122,6 +122,33 @@ const withVisitorLock = <T>(
 
 const isOverdue = (row: PhoneSearchRow, timeoutMs: number, now = Date.now()) =>
   row.status === 'ongoing' && Date.parse(row.started_at) + timeoutMs <= now
+
+/** How a visitor profile shows the phone search (spec: "Visitor tracking", the visitor profile). */
+export interface ProfilePhoneFields {
+  phoneNumber?: string
+  phoneNumberSearchStatus?: 'not_started' | PhoneSearchStatus
+}
+
+/**
+ * The profile's phone fields. A B2B (`plus_employee`) organization's visitor always has a status:
+ * `not_started` without a search, else its latest search's (an `ongoing` one past the timeout
+ * reads `expired`, as the next start or the sweep makes it), so a client polling sees every end.
+ * Any other organization has no phone search: nothing, unless it unlocked a phone while it was B2B
+ * (the spec: both fields once the organization has unlocked the phone). `phoneNumber` only with
+ * `found`: a phone is paid data.
+ * @example const fields = profilePhoneFields(await readPhoneSearch(store, orgId, visitorId), organization, timeoutMs)
+ */
+export function profilePhoneFields(
+  search: PhoneSearchRow | undefined,
+  organization: Pick<OrganizationRow, 'product_type'>,
+  timeoutMs: number,
+  now = Date.now(),
+): ProfilePhoneFields {
+  if (search?.status === 'found') return { phoneNumber: search.phone, phoneNumberSearchStatus: 'found' }
+  if (organization.product_type !== 'plus_employee') return {}
+  if (!search) return { phoneNumberSearchStatus: 'not_started' }
+  return { phoneNumberSearchStatus: isOverdue(search, timeoutMs, now) ? 'expired' : search.status }
+}
 
 export interface StartPhoneSearchInput {
   organization: OrganizationRow
@@ -242,7 +269,7 @@ async function revealPhone(deps: PhoneSearchDeps, search: PhoneSearchRow): Promi
   ])
   if (!organization || !visitor) return
   const events = await visitorEvents(deps, organization, 'visitor.phone_revealed', [
-    { visitor: { ...visitor, phone: search.phone } as VisitorRow, timestamp: search.finished_at! },
+    { visitor, revealedPhone: search.phone, timestamp: search.finished_at! },
   ])
   await appendEvents(deps.store, events)
 }

@@ -51,7 +51,11 @@ export interface PageViewEntry {
   visitedAt: string
 }
 
-/** The contact fields the profile shows, snake_case as stored -> camelCase as shown. */
+/**
+ * The contact fields the profile shows, snake_case as stored -> camelCase as shown. Not the phone:
+ * a phone is paid data, shown as the profile's `phoneNumber` once the organization's own search
+ * found it (DESIGN.md, "Phone search"); rows identified before that rule may still hold one.
+ */
 const contactFields = {
   email: 'email',
   personal_email: 'personalEmail',
@@ -61,7 +65,6 @@ const contactFields = {
   seniority: 'seniority',
   department: 'department',
   country: 'country',
-  phone: 'phone',
   linkedin_url: 'linkedinUrl',
   facebook_url: 'facebookUrl',
   twitter_url: 'twitterUrl',

@@ -44,9 +44,9 @@ function Facts({ rows }: { rows: [string, string | null | undefined][] }) {
 }
 
 /**
- * The phone search. A profile shows a search's result only once a phone is found; otherwise this
- * knows what the start of a search answered: `ongoing`, or the API's 409 naming the state of an
- * earlier search (`not_found`, `ongoing`...).
+ * The phone search. A B2B organization's profile says how its latest search stands
+ * (`phoneNumberSearchStatus`); a start answers `ongoing`, or a 409 naming why not (its message is
+ * shown), and while a search runs the profile is read again until it ends.
  */
 function PhoneSearch(props: { session: Session; profile: VisitorProfile; reload: () => void }) {
   const { session, profile } = props
@@ -78,7 +78,14 @@ function PhoneSearch(props: { session: Session; profile: VisitorProfile; reload:
       throw error
     }
   })
-  const status = profile.phoneNumber ? 'found' : started?.status
+  const shown =
+    profile.phoneNumberSearchStatus === 'not_started' ? undefined : profile.phoneNumberSearchStatus
+  // After a start, the profile decides once read again (polls > 0): it shows the search's end.
+  const status = profile.phoneNumber
+    ? 'found'
+    : started && (polls === 0 || shown === undefined || shown === 'ongoing')
+      ? started.status
+      : shown
   const polling = status === 'ongoing' && polls < pollTimes
   useEffect(() => {
     if (!polling) return
@@ -106,7 +113,7 @@ function PhoneSearch(props: { session: Session; profile: VisitorProfile; reload:
         {status && status !== 'found'
           ? status === 'ongoing' && !polling
             ? 'No number yet: the search may still run, or have found none. Search again to know.'
-            : (started?.message ?? statusText[status] ?? status)
+            : ((status === started?.status ? started?.message : undefined) ?? statusText[status] ?? status)
           : ''}
       </p>
       {!profile.phoneNumber ? (
