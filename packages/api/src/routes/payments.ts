@@ -117,6 +117,8 @@ function presentPlan(plan: Plan): z.input<typeof planSchema> {
 }
 
 const b2b = { priceId: 'price_b2b_monthly', productId: 'prod_b2b' }
+/** The update's example moves down to the standard plan: an upgrade may wait for the operator (`local`). */
+const standard = { priceId: 'price_standard_monthly', productId: 'prod_standard' }
 
 /** Spec section "Payments". */
 export const paymentRoutes: Route[] = [
@@ -238,7 +240,7 @@ export const paymentRoutes: Route[] = [
       schema: z.object({ success: z.literal(true), subscription: subscriptionSchema }),
     },
     errors: ['unknown_plan', 'subscription_not_found', 'checkout_pending_approval', 'billing_provider_error'],
-    example: (ids) => ({ body: { organizationId: ids.organizationId, ...b2b } }),
+    example: (ids) => ({ body: { organizationId: ids.organizationId, ...standard } }),
     async handler({ organization, body, services }) {
       return updateSubscriptionPlan(services.billing, addressed(organization), body)
     },
