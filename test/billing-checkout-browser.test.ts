@@ -5,12 +5,18 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { BootstrapKeys } from './fixtures/hits.js'
 import { closeChromium, findChromium, launchChromium } from './support/chromium.js'
-import { killServerProcess, type ServerProcess, startServerProcess } from './support/server-process.js'
+import {
+  killServerProcess,
+  runCli,
+  type ServerProcess,
+  startServerProcess,
+} from './support/server-process.js'
 
 // The local billing provider in a real browser: a checkout made through the API opens this
 // server's checkout page, the customer confirms, the browser lands on the success URL with the
-// session id in it, and processing that id makes the organization B2B with the plan's credits. The
-// customer portal page then cancels at the period end.
+// session id in it, which says the plan waits for the operator's approval (a plan with a price);
+// the operator approves it with the CLI, and processing that id answers the organization B2B with
+// the plan's credits. The customer portal page then cancels at the period end.
 
 const data = tempDir('vid-billing-browser-')
 let server: ServerProcess
@@ -39,7 +45,7 @@ afterAll(async () => {
 })
 
 describe('local checkout in Chromium', () => {
-  it('confirm on the page, back to the success URL, process: B2B with its credits; the portal cancels', async () => {
+  it('confirm on the page, back to the success URL, waiting; approved with the CLI, process: B2B with its credits; the portal cancels', async () => {
     const created = await api('POST', '/organization', { organizationName: 'Browser Buyer' })
     expect(created.status).toBe(200)
     const organizationId = String(created.body.id)
@@ -60,14 +66,25 @@ describe('local checkout in Chromium', () => {
     await page.goto(`${server.url}${checkoutPath}`)
     expect(await page.locator('h1').textContent()).toBe('Subscribe to B2B')
     expect(await page.locator('body').textContent()).toContain('$199.00 / month')
+    expect(await page.locator('body').textContent()).toContain('asks its operator to approve')
     await Promise.all([
       page.waitForURL(/\/billing\/done\?session_id=/),
       page.getByRole('button', { name: 'Confirm subscription' }).click(),
     ])
     const sessionId = new URL(page.url()).searchParams.get('session_id')
     expect(sessionId).toBe(checkoutPath.split('/').pop())
-    expect(await page.locator('h1').textContent()).toBe('All done')
+    expect(await page.locator('h1').textContent()).toBe("Waiting for the operator's approval")
+    expect(await page.locator('#approve-command').textContent()).toBe(
+      `npm run cli -- billing approve ${sessionId}`,
+    )
+    const waiting = await api('POST', `/payment/subscription-process?secret=${sessionId}`)
+    expect(waiting.body).toMatchObject({ statusCode: 409, code: 'checkout_pending_approval' })
+    expect((await api('GET', `/organization/${organizationId}`)).body.productType).toBe('standard')
 
+    const approved = await runCli(['billing', 'approve', String(sessionId)], { DATA_DIR: data.dir })
+    expect(approved.code, approved.stderr).toBe(0)
+    await page.reload()
+    expect(await page.locator('h1').textContent()).toBe('All done')
     const processed = await api('POST', `/payment/subscription-process?secret=${sessionId}`)
     expect(processed.status, JSON.stringify(processed.body)).toBe(200)
     const organization = (await api('GET', `/organization/${organizationId}`)).body

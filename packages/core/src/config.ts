@@ -86,6 +86,7 @@ export const configSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   BILLING_PROVIDER: z.enum(['local', 'stripe']).default('local'),
+  BILLING_LOCAL_AUTO_APPROVE: boolean.default(false),
   PLANS_FILE: optionalString,
   STRIPE_SECRET_KEY: optionalString.refine((v) => v === undefined || /^(sk|rk)_[A-Za-z0-9_]{8,}$/.test(v), {
     message: 'must be a Stripe secret (sk_...) or restricted (rk_...) key',
@@ -221,6 +222,11 @@ export interface Config {
   billing: {
     provider: 'local' | 'stripe'
     plans: readonly Plan[]
+    /**
+     * The local provider applies a confirmed checkout of a paid plan at once instead of waiting for
+     * the operator's `billing approve`: for a single-tenant install, whose only tenant is its operator.
+     */
+    localAutoApprove: boolean
     stripe: {
       secretKey: string | undefined
       webhookSecret: string | undefined
@@ -417,6 +423,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     billing: {
       provider: c.BILLING_PROVIDER,
       plans: loadPlansOrFail(c.PLANS_FILE),
+      localAutoApprove: c.BILLING_LOCAL_AUTO_APPROVE,
       stripe: {
         secretKey: c.STRIPE_SECRET_KEY,
         webhookSecret: c.STRIPE_WEBHOOK_SECRET,

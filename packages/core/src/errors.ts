@@ -61,6 +61,11 @@ export const errorCatalogue = {
   flow_not_found: { statusCode: 404, message: 'Flow not found' },
   checkout_not_found: { statusCode: 404, message: 'Checkout session not found' },
   checkout_incomplete: { statusCode: 409, message: 'The checkout is not complete and paid yet' },
+  checkout_pending_approval: {
+    statusCode: 409,
+    message:
+      "The checkout waits for the operator's approval (BILLING_PROVIDER=local, a plan with a price): npm run cli -- billing approve <session id>",
+  },
   billing_provider_error: { statusCode: 502, message: 'The payment provider did not answer as expected' },
   route_not_found: { statusCode: 404, message: 'Route not found' },
   method_not_allowed: { statusCode: 405, message: 'The path exists, but not with this method' },

@@ -33,6 +33,7 @@ export {
   visitorsChart,
 } from './analytics/statistics.js'
 export { isTimeZone, startOfDayIn } from './analytics/time-zone.js'
+export { approveCheckout, pendingApprovals } from './billing/approval.js'
 export {
   applyInvoice,
   applySubscription,
@@ -55,7 +56,12 @@ export {
   updateSubscriptionPlan,
 } from './billing/billing.js'
 export { billingDeps } from './billing/index.js'
-export { createLocalProvider, type LocalBillingProvider } from './billing/local-provider.js'
+export {
+  createLocalProvider,
+  type LocalBillingProvider,
+  type LocalProviderOptions,
+  type PendingApproval,
+} from './billing/local-provider.js'
 export {
   defaultPlans,
   isB2bPlan,

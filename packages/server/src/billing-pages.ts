@@ -1,7 +1,8 @@
 // The billing pages a browser sees (DESIGN.md, "Billing"): with the `local` provider, the checkout
-// page (confirm, then back to the success URL) and the customer portal (the subscription, a cancel
-// button); with `stripe`, the Stripe webhook route (raw body, signature checked by the provider);
-// and the default "done" page of both. The session ids in the URLs are the credentials: long random
+// page (confirm, then back to the success URL; a plan with a price then waits for the operator's
+// approval, which the page and the default "done" page say, with the command to run) and the
+// customer portal (the subscription, a cancel button); with `stripe`, the Stripe webhook route (raw
+// body, signature checked by the provider); and the default "done" page of both. The session ids in the URLs are the credentials: long random
 // tokens, never logged (the routes log at `warn` only), kept out of Referer headers.
 import {
   appError,
@@ -22,6 +23,13 @@ import { page } from './html-page.js'
 const sessionParams = z.object({
   id: z.string().max(200).describe('The session id, from the URL the API answered'),
 })
+const doneQuery = z.object({
+  session_id: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('The checkout session id (the default `successUrl` carries it)'),
+})
 const formBody = {
   contentTypes: ['application/x-www-form-urlencoded'],
   schema: z.object({}).describe("The page's form: no fields"),
@@ -39,7 +47,10 @@ export function billingPageDocs(provider: BillingDeps['provider']['kind']): Endp
     tag: 'Payments',
     summary: 'Where a checkout or portal returns by default',
     description:
-      'A page saying the browser may be closed; the default `successUrl`, `cancelUrl` and `returnUrl`.',
+      'A page saying the browser may be closed; the default `successUrl`, `cancelUrl` and `returnUrl`. ' +
+      "With `local`, when `session_id` names a checkout waiting for the operator's approval, the page " +
+      'says so, with the command that approves it.',
+    query: doneQuery,
     responses: [htmlPage('The page')],
     errors: [],
     example: {},
@@ -89,7 +100,9 @@ export function billingPageDocs(provider: BillingDeps['provider']['kind']): Endp
       summary: 'The checkout page (BILLING_PROVIDER=local)',
       description:
         'The URL `POST /payment/subscription-checkout` answers: the plan and a button that confirms. ' +
-        'An unknown or expired session says so on the page.',
+        "A plan with a price then waits for the operator's approval (`npm run cli -- billing approve " +
+        '<id>`, unless `BILLING_LOCAL_AUTO_APPROVE=1`), which the page says once confirmed. An ' +
+        'unknown or expired session says so on the page.',
       params: sessionParams,
       responses: [htmlPage('The page')],
       errors: [],
@@ -102,9 +115,12 @@ export function billingPageDocs(provider: BillingDeps['provider']['kind']): Endp
       tag: 'Payments',
       summary: "The checkout page's confirm button",
       description:
-        'Starts the subscription and redirects (303) to the `successUrl`, with `{CHECKOUT_SESSION_ID}` ' +
-        'replaced by the session id; the subscription takes effect when that id is processed ' +
-        '(`POST /payment/subscription-process`). An unknown or expired session: a page saying so.',
+        'Starts the subscription of a free plan, or marks the checkout of a plan with a price as ' +
+        "waiting for the operator's approval (unless `BILLING_LOCAL_AUTO_APPROVE=1`), and redirects " +
+        '(303) to the `successUrl`, with `{CHECKOUT_SESSION_ID}` replaced by the session id; the ' +
+        'subscription takes effect when that id is processed (`POST /payment/subscription-process`, ' +
+        '409 `checkout_pending_approval` until the operator approves) or approved. An unknown or ' +
+        'expired session: a page saying so.',
       params: sessionParams,
       body: formBody,
       responses: [
@@ -162,10 +178,25 @@ function html(reply: FastifyReply, body: string): string {
 
 const day = (iso: string) => new Date(iso).toISOString().slice(0, 10)
 
-export async function billingPagesPlugin(app: FastifyInstance, billing: BillingDeps): Promise<void> {
-  app.get('/billing/done', async (_request, reply) =>
-    html(reply, page('All done', '<p>You can close this page and go back to the app.</p>')),
+/** What a customer sees while the operator has not approved the checkout: what happens, and how. */
+const awaitingApproval = (id: string) =>
+  page(
+    "Waiting for the operator's approval",
+    '<p>Your subscription is confirmed and waits for the approval of the operator of this server: ' +
+      'no plan or credits apply until then. The operator approves it with</p>' +
+      `<pre id="approve-command">npm run cli -- billing approve ${escapeHtml(id)}</pre>` +
+      '<p>You can close this page.</p>',
   )
+
+export async function billingPagesPlugin(app: FastifyInstance, billing: BillingDeps): Promise<void> {
+  app.get('/billing/done', { logLevel: 'warn' }, async (request, reply) => {
+    const sessionId = doneQuery.safeParse(request.query).data?.session_id
+    if (sessionId && billing.provider.kind === 'local') {
+      const session = await (billing.provider as LocalBillingProvider).checkoutSession(sessionId)
+      if (session?.status === 'pending_approval') return html(reply, awaitingApproval(session.id))
+    }
+    return html(reply, page('All done', '<p>You can close this page and go back to the app.</p>'))
+  })
   if (billing.provider.kind === 'stripe') {
     // Stripe signs the exact bytes: the body is kept raw.
     app.addContentTypeParser(
@@ -206,6 +237,10 @@ export async function billingPagesPlugin(app: FastifyInstance, billing: BillingD
         page('Already confirmed', '<p>This subscription is confirmed. You can close this page.</p>'),
       )
     }
+    if (session.status === 'pending_approval') return html(reply, awaitingApproval(session.id))
+    const what = local.needsApproval(plan)
+      ? 'This server charges nothing: confirming asks its operator to approve the subscription, which starts once approved.'
+      : 'This server charges nothing: confirming starts the subscription.'
     const features = plan.features.map((f) => `<li>${escapeHtml(f)}</li>`).join('')
     return html(
       reply,
@@ -214,7 +249,7 @@ export async function billingPagesPlugin(app: FastifyInstance, billing: BillingD
         `<p>${escapeHtml(plan.description)}</p><ul>${features}</ul>` +
           `<p><strong>${escapeHtml(planPriceLabel(plan))}</strong>, ` +
           `${plan.credits.toLocaleString('en-US')} identification credits each ${plan.interval}. ` +
-          'This server charges nothing: confirming starts the subscription.</p>' +
+          `${what}</p>` +
           `<form method="post"><button type="submit">Confirm subscription</button></form>` +
           `<p><a href="${escapeHtml(session.cancelUrl)}">Cancel</a></p>`,
       ),

@@ -4,6 +4,8 @@ import { inspect, parseArgs } from 'node:util'
 import {
   type ApiKeyRow,
   AppError,
+  approveCheckout,
+  billingDeps,
   type Config,
   ConfigError,
   type Coordination,
@@ -20,6 +22,7 @@ import {
   scopes as knownScopes,
   listPartnerKeys,
   migrate,
+  pendingApprovals,
   type Repositories,
   revokePartnerKey,
   type Scope,
@@ -57,6 +60,10 @@ Commands:
                                          add N identification credits (a positive integer) to
                                          the organization's ledger; prints the new balance
   credits balance --org ORG_ID           print the organization's identification credit balance
+  billing pending                        list the checkouts and plan changes of plans with a price
+                                         waiting for approval (BILLING_PROVIDER=local)
+  billing approve CHECKOUT_SESSION_ID    approve one: the subscription starts (or changes plan)
+                                         at once, with the plan's credits and product type
   import company-ips FILE [--replace] [--rejects OUT.csv]
                                          import company IP ranges (CSV or JSONL: cidr, company_id)
   import companies FILE [--rejects OUT.csv]
@@ -306,6 +313,30 @@ async function creditsCommand(run: CommandRun, sub: string | undefined, args: st
   out(JSON.stringify(result, null, 2))
 }
 
+/**
+ * `billing pending | approve`: with the local provider nobody pays, so a checkout of a plan with a
+ * price (or an upgrade) waits for the operator's consent, given here.
+ */
+async function billingCommand(run: CommandRun, sub: string | undefined, args: string[], out: Out) {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} })
+  if (sub !== 'pending' && sub !== 'approve')
+    throw new UsageError('billing needs a command: pending or approve')
+  if (sub === 'pending' && positionals.length > 0) throw new UsageError('billing pending takes no arguments')
+  const sessionId = positionals[0]
+  if (sub === 'approve' && (!sessionId || positionals.length > 1 || sessionId.length > 200)) {
+    throw new UsageError('billing approve needs one CHECKOUT_SESSION_ID (billing pending lists them)')
+  }
+  const result = await withRepos(run, (repos, store, coordination) =>
+    asUsage(async () => {
+      const billing = billingDeps({ config: run.config, store, repos, coordination })
+      if (sub === 'pending') return pendingApprovals(billing)
+      const approved = await approveCheckout(billing, sessionId!)
+      return { approved: sessionId, ...approved }
+    }),
+  )
+  out(JSON.stringify(result, null, 2))
+}
+
 const shownRejects = 100
 
 async function importCommand(run: CommandRun, kind: string | undefined, args: string[], out: Out) {
@@ -402,6 +433,7 @@ async function runCommand(run: CommandRun, argv: string[], out: Out): Promise<vo
   if (command === 'keys' && sub === 'create') return keysCreate(run, rest, out)
   if (command === 'partner-keys') return partnerKeysCommand(run, sub, rest, out)
   if (command === 'credits') return creditsCommand(run, sub, rest, out)
+  if (command === 'billing') return billingCommand(run, sub, rest, out)
   if (command === 'import') return importCommand(run, sub, rest, out)
   if (command === 'seed-demo')
     return seedDemoCommand(run, [sub, ...rest].filter((a) => a !== undefined) as string[], out)

@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { billingSweep, creditBalance, readEvents } from '@visitor-id/core'
+import { approveCheckout, billingSweep, creditBalance, readEvents } from '@visitor-id/core'
 import { simpleParser } from 'mailparser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { errorBody, type Harness, startHarness } from '../testing/harness.js'
@@ -192,6 +192,14 @@ describe('payments (local provider)', () => {
     expect(early.json()).toEqual(errorBody(409, 'checkout_incomplete'))
 
     expect(await confirmOnPage(url)).toBe(`https://app.test/done?session=${sessionId}`)
+    // A plan with a price waits for the operator (`billing approve` calls approveCheckout).
+    const waiting = await h.request({
+      method: 'POST',
+      url: `/api/v1/payment/subscription-process?secret=${sessionId}`,
+    })
+    expect(waiting.json()).toEqual(errorBody(409, 'checkout_pending_approval'))
+    expect(await productType(organizationId)).toBe('standard')
+    await approveCheckout(h.billing, sessionId)
     const processed = await h.request({
       method: 'POST',
       url: `/api/v1/payment/subscription-process?secret=${sessionId}`,
@@ -299,6 +307,7 @@ describe('payments (local provider)', () => {
     const { url } = (await post('subscription-checkout', { organizationId, ...standard })).json()
     const sessionId = url.split('/').pop()
     expect(await confirmOnPage(url)).toBe(`https://billing.service.test/billing/done?session_id=${sessionId}`)
+    await approveCheckout(h.billing, sessionId)
     await h.request({ method: 'POST', url: `/api/v1/payment/subscription-process?secret=${sessionId}` })
     const before = await creditBalance(h.store, organizationId)
     const { currentPeriodEnd } = await customer(organizationId)

@@ -116,6 +116,8 @@ function presentPlan(plan: Plan): z.input<typeof planSchema> {
 }
 
 const b2b = { priceId: 'price_b2b_monthly', productId: 'prod_b2b' }
+/** The update's example moves down to the standard plan: an upgrade may wait for the operator (`local`). */
+const standard = { priceId: 'price_standard_monthly', productId: 'prod_standard' }
 
 /** Spec section "Payments". */
 export const paymentRoutes: Route[] = [
@@ -152,7 +154,10 @@ export const paymentRoutes: Route[] = [
       'Answers the URL of the checkout page: Stripe Checkout (`BILLING_PROVIDER=stripe`) or this ' +
       "server's own confirmation page (`local`). After paying, the browser goes to `successUrl`, in " +
       'which `{CHECKOUT_SESSION_ID}` is replaced by the session id: pass it as `secret` to ' +
-      '`POST /payment/subscription-process`. `priceId` and `productId` must name the same plan ' +
+      '`POST /payment/subscription-process`. With `local`, nobody pays, so a plan with a price ' +
+      "waits for the operator's approval once confirmed on the page (`npm run cli -- billing approve " +
+      '<session id>`; `BILLING_LOCAL_AUTO_APPROVE=1` on a single-tenant install applies it at once); ' +
+      'a free plan (`amount` 0) applies at once. `priceId` and `productId` must name the same plan ' +
       '(400 `unknown_plan`); an organization whose subscription runs gets 409 `subscription_active` ' +
       '(change its plan with `POST /payment/subscription-update`).',
     body: z.strictObject({
@@ -188,7 +193,9 @@ export const paymentRoutes: Route[] = [
     summary: 'Complete a checkout',
     description:
       'The `secret` is the checkout session id the success URL carried. Only a complete, paid session ' +
-      "counts (409 `checkout_incomplete` before); processing it again, or after the provider's " +
+      "counts (409 `checkout_incomplete` before); with `local`, a plan with a price also needs the operator's " +
+      'approval (409 `checkout_pending_approval` until `npm run cli -- billing approve <session id>`, ' +
+      "which applies it by itself). Processing it again, or after the provider's " +
       'webhook did, changes nothing. The subscription takes effect: a B2B plan makes the organization ' +
       "`plus_employee`, and the paid period grants the plan's credits (once per invoice). A session " +
       'of an organization the key may not address is 404 `checkout_not_found`, like an unknown one.',
@@ -202,7 +209,7 @@ export const paymentRoutes: Route[] = [
         subscription: subscriptionSchema,
       }),
     },
-    errors: ['checkout_incomplete', 'billing_provider_error'],
+    errors: ['checkout_incomplete', 'checkout_pending_approval', 'billing_provider_error'],
     example: (ids) => ({ query: { secret: ids.checkoutSessionId } }),
     async handler({ organization, query, services }) {
       return processCheckout(services.billing, query.secret, addressed(organization).id)
@@ -220,15 +227,19 @@ export const paymentRoutes: Route[] = [
     description:
       'Now, prorated (Stripe creates the proration on the next invoice). Moving to a B2B plan makes ' +
       'the organization `plus_employee` at once; leaving one keeps it until the end of the period ' +
-      'paid for. No running subscription: 404 `subscription_not_found`.',
+      'paid for. No running subscription: 404 `subscription_not_found`. With `local` (unless ' +
+      '`BILLING_LOCAL_AUTO_APPROVE=1`), an upgrade to a plan with a price (dearer per year, or B2B ' +
+      "from a plan that is not) waits for the operator's approval: the subscription is unchanged " +
+      'and the answer is 409 `checkout_pending_approval`, whose message names the session the ' +
+      'operator approves (`npm run cli -- billing approve <id>`).',
     body: planBody,
     response: {
       status: 200,
       description: 'Confirmation',
       schema: z.object({ success: z.literal(true), subscription: subscriptionSchema }),
     },
-    errors: ['unknown_plan', 'subscription_not_found', 'billing_provider_error'],
-    example: (ids) => ({ body: { organizationId: ids.organizationId, ...b2b } }),
+    errors: ['unknown_plan', 'subscription_not_found', 'checkout_pending_approval', 'billing_provider_error'],
+    example: (ids) => ({ body: { organizationId: ids.organizationId, ...standard } }),
     async handler({ organization, body, services }) {
       return updateSubscriptionPlan(services.billing, addressed(organization), body)
     },

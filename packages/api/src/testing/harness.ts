@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import {
+  approveCheckout,
   type BillingDeps,
   type BootstrapFile,
   billingDeps,
@@ -91,8 +92,9 @@ export interface Harness {
   /** An imported company with these fields; returns its id. */
   seedCompany(fields: Record<string, string>): Promise<string>
   /**
-   * A checkout of the standard plan (local provider) the organization completed and nobody
-   * processed yet; an active subscription it had is ended first. Returns the session id.
+   * A checkout of the standard plan (local provider) the organization confirmed on its page and the
+   * operator approved (`approveCheckout`, as `billing approve` does: a plan with a price waits for
+   * it), so it is complete; an active subscription it had is ended first. Returns the session id.
    */
   completedCheckout(organizationId: string, priceId?: string): Promise<string>
   /** The billing service the server uses (the local provider unless the test set BILLING_PROVIDER). */
@@ -282,7 +284,9 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       const organization = (await repos.organizations.get({ id: organizationId }))!
       const plan = billing.plans.find((p) => p.priceId === priceId)!
       const checkout = await startCheckout(billing, organization, { priceId, productId: plan.productId })
-      await (billing.provider as LocalBillingProvider).confirmCheckout(checkout.id, billing.plans)
+      const local = billing.provider as LocalBillingProvider
+      await local.confirmCheckout(checkout.id, billing.plans)
+      if (local.needsApproval(plan)) await approveCheckout(billing, checkout.id)
       return checkout.id
     },
     async subscribe(organizationId) {

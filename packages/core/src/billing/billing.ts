@@ -14,6 +14,7 @@ import { nextVersion } from '../ids.js'
 import type { Store } from '../store/client.js'
 import type { OrganizationRow, Repositories } from '../store/entities.js'
 import { storedTime } from '../store/time.js'
+import type { LocalBillingProvider } from './local-provider.js'
 import { isB2bPlan, type Plan, planByPrice } from './plans.js'
 import type {
   BillingProvider,
@@ -112,8 +113,11 @@ async function organizationOfSubscription(store: Store, subscriptionId: string):
 }
 
 /** Changes of one organization's billing take turns (a process racing its own webhook). */
-const withBillingLock = <T>(deps: BillingDeps, organizationId: string, work: () => Promise<T>): Promise<T> =>
-  withLock(deps.locks, `billing:${organizationId}`, { leaseMs: 60_000, waitMs: 30_000 }, work)
+export const withBillingLock = <T>(
+  deps: BillingDeps,
+  organizationId: string,
+  work: () => Promise<T>,
+): Promise<T> => withLock(deps.locks, `billing:${organizationId}`, { leaseMs: 60_000, waitMs: 30_000 }, work)
 
 /** The plan of a checkout, update: both ids must name the same plan (else 400 `unknown_plan`). */
 export function planOf(plans: readonly Plan[], priceId: string, productId: string): Plan {
@@ -386,13 +390,15 @@ export function presentSubscription(plans: readonly Plan[], row: SubscriptionRow
 /**
  * POST /payment/subscription-process: completes a checkout (the `secret` is its session id). Only
  * a complete, paid session counts; processing it again (or after its webhook) changes nothing.
- * A session of another organization is 404 like an unknown one.
+ * A session of another organization is 404 like an unknown one; a local one the operator has not
+ * approved yet is 409 `checkout_pending_approval`.
  */
 export async function processCheckout(deps: BillingDeps, sessionId: string, organizationId?: string) {
   const checkout = await deps.provider.retrieveCheckout(sessionId)
   if (!checkout || (organizationId !== undefined && checkout.organizationId !== organizationId)) {
     throw appError('checkout_not_found')
   }
+  if (checkout.pendingApproval) throw appError('checkout_pending_approval')
   if (!checkout.complete || !checkout.subscription) throw appError('checkout_incomplete')
   const row = await applySubscription(deps, checkout.subscription)
   await applyLocalInvoices(deps, row.subscription_id)
@@ -410,7 +416,18 @@ async function currentSubscription(deps: BillingDeps, organizationId: string): P
   return row
 }
 
-/** POST /payment/subscription-update: the subscription moves to the plan now, prorated. */
+/** What a year of the plan costs, to compare plans of different intervals. */
+const yearlyAmount = (plan: Plan) => plan.amount * (plan.interval === 'month' ? 12 : 1)
+
+/** A move to a plan the operator has not consented to: dearer, or B2B from a plan that was not. */
+const isUpgrade = (from: Plan | undefined, to: Plan) =>
+  !from || yearlyAmount(to) > yearlyAmount(from) || (isB2bPlan(to) && !isB2bPlan(from))
+
+/**
+ * POST /payment/subscription-update: the subscription moves to the plan now, prorated. With the
+ * local provider an upgrade to a plan with a price waits for the operator, as a checkout does: it is
+ * recorded as a pending session and answered 409 `checkout_pending_approval` naming it.
+ */
 export async function updateSubscriptionPlan(
   deps: BillingDeps,
   organization: OrganizationRow,
@@ -418,6 +435,15 @@ export async function updateSubscriptionPlan(
 ) {
   const plan = planOf(deps.plans, input.priceId, input.productId)
   const current = await currentSubscription(deps, organization.id)
+  const local = deps.provider as Partial<LocalBillingProvider>
+  const currentPlan = deps.plans.find((p) => p.id === current.plan_id)
+  if (local.requestPlanChange && local.needsApproval?.(plan) && isUpgrade(currentPlan, plan)) {
+    const { id } = await local.requestPlanChange(current.subscription_id, plan)
+    throw appError(
+      'checkout_pending_approval',
+      `The change to the ${plan.name} plan waits for the operator's approval: npm run cli -- billing approve ${id}`,
+    )
+  }
   const changed = await deps.provider.changePlan(current.subscription_id, plan)
   const row = await applySubscription(deps, changed)
   return { success: true as const, subscription: presentSubscription(deps.plans, row) }

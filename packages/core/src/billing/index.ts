@@ -1,5 +1,5 @@
 // The billing service of a process, built from the configuration (BILLING_PROVIDER, PLANS_FILE,
-// STRIPE_*): the API routes, the server's billing pages and the worker's sweep each build one; they
+// BILLING_LOCAL_AUTO_APPROVE, STRIPE_*): the API routes, the server's billing pages and the worker's sweep each build one; they
 // hold nothing in memory, so any number of them agree.
 import type { Config } from '../config.js'
 import type { Coordination } from '../coordination/ports.js'
@@ -33,7 +33,7 @@ export function billingDeps(deps: {
               }
             : {}),
         })
-      : createLocalProvider(deps.store, publicUrl)
+      : createLocalProvider(deps.store, publicUrl, { autoApprove: config.billing.localAutoApprove })
   return {
     store: deps.store,
     repos: deps.repos,

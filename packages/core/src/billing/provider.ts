@@ -47,6 +47,8 @@ export interface ProviderCheckout {
   organizationId: string
   /** Stripe: `status === 'complete'` and `payment_status` paid (or no payment required). */
   complete: boolean
+  /** The local provider: confirmed by the customer, waiting for the operator's approval. */
+  pendingApproval?: boolean | undefined
   /** The subscription it created, once complete. */
   subscription?: ProviderSubscription | undefined
 }
