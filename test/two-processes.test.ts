@@ -2,16 +2,23 @@
 // HTTP interface in front of the real engine, test/support/clickhouse-http.ts) and on one Redis.
 // Each keeps its own in-memory copies of keys and pixel configs; a change made through one must be
 // seen by the other within a second. Both ingest: one visitor identified through both at the same
-// moment costs one credit and stores one visitor.identified event.
+// moment costs one credit and stores one visitor.identified event. An import made beside them (the
+// CLI on the same ClickHouse and Redis) applies in both within two seconds, not at their next
+// periodic reload (COMPANY_IPS_REFRESH_MS, 5 minutes by default).
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { tempDir, timeUntil } from '@visitor-id/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { collect, eventually, pixelHit } from './fixtures/hits.js'
+import { collect, companyOfHit, eventually, pixelHit } from './fixtures/hits.js'
 import { type ClickHouseHttp, startClickHouseHttp } from './support/clickhouse-http.js'
 import { redisAnswers, redisUrl } from './support/redis.js'
-import { killServerProcess, type ServerProcess, startServerProcess } from './support/server-process.js'
+import {
+  killServerProcess,
+  runCli,
+  type ServerProcess,
+  startServerProcess,
+} from './support/server-process.js'
 
 const reachable = await redisAnswers()
 if (!reachable && process.env.CI !== 'true') {
@@ -23,10 +30,12 @@ if (!reachable && process.env.CI !== 'true') {
 const engineDir = tempDir('vid-two-engine-')
 const dirA = tempDir('vid-two-a-')
 const dirB = tempDir('vid-two-b-')
+const dirCli = tempDir('vid-two-cli-')
 let clickhouse: ClickHouseHttp | undefined
 let a: ServerProcess | undefined
 let b: ServerProcess | undefined
 let keys: { apiKey: string; organizationId: string; trackingKey: string }
+let shared: Record<string, string>
 
 const call = async (server: ServerProcess, route: string, key: string, init: RequestInit = {}) => {
   const response = await fetch(`${server.url}/api/v1${route}`, {
@@ -47,12 +56,15 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
   beforeAll(async () => {
     if (!reachable) throw new Error(`Redis at ${redisUrl} is unreachable; CI must run this test`)
     clickhouse = await startClickHouseHttp(engineDir.dir)
-    const shared = {
+    shared = {
       CLICKHOUSE_URL: clickhouse.url,
       REDIS_URL: redisUrl,
       REDIS_PREFIX: `vid-test-${randomUUID().slice(0, 8)}:`,
       ROLE: 'all',
       IDENTIFY_BATCH_MS: '20',
+      INGEST_BATCH_MS: '20',
+      // The tests speak for a visitor's address with X-Forwarded-For.
+      TRUST_PROXY: '1',
     }
     // The first one migrates and bootstraps the empty store; the second finds it ready.
     a = await startServerProcess({ ...shared, DATA_DIR: dirA.dir })
@@ -64,7 +76,7 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
     await killServerProcess(a)
     await killServerProcess(b)
     await clickhouse?.close()
-    for (const dir of [engineDir, dirA, dirB]) dir.remove()
+    for (const dir of [engineDir, dirA, dirB, dirCli]) dir.remove()
   })
 
   it('a key revoked through one process is refused by the other within a second', async () => {
@@ -138,5 +150,24 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
       `SELECT count() FROM events FINAL WHERE visitor_id = '${visitor}' AND type = 'visitor.identified' FORMAT TSV`,
     )
     expect(events.trim()).toBe('1')
+  })
+
+  it('company IP ranges imported beside them apply in both processes within two seconds', async () => {
+    const ip = '198.51.100.42'
+    expect(await companyOfHit(a!.url, keys, ip)).toBe('')
+    expect(await companyOfHit(b!.url, keys, ip)).toBe('')
+    const ranges = path.join(dirCli.dir, 'ranges.csv')
+    writeFileSync(ranges, 'cidr,company_id\n198.51.100.0/24,umbrella\n')
+    // On CLICKHOUSE_URL the CLI imports itself and announces the import through Redis.
+    const result = await runCli(['import', 'company-ips', ranges], { ...shared, DATA_DIR: dirCli.dir })
+    expect(result.code, result.stderr).toBe(0)
+    expect(JSON.parse(result.stdout)).toMatchObject({ kind: 'company-ips', imported: 1 })
+    for (const server of [b!, a!]) {
+      const after = await timeUntil(
+        async () => (await companyOfHit(server.url, keys, ip)) === 'umbrella',
+        2000,
+      )
+      expect(after).toBeLessThan(2000)
+    }
   })
 })

@@ -18,6 +18,7 @@ export {
   type LogLike,
 } from './durable-sink.js'
 export { createIdentityWriter, type IdentityWriter, type IdentityWriterOptions } from './identities.js'
+export { announceImportApplied, importsAppliedChannel, onImportApplied } from './imports/applied.js'
 export { normalizeDomain } from './imports/domain.js'
 export {
   type ImportKind,

@@ -1,5 +1,6 @@
 // Everything one ingest process needs, built in one place for the composition root (server):
 // spool, IP data, tracking-key cache, pipeline, durable sink, batch writer and metrics.
+import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { appendFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -8,6 +9,7 @@ import {
   createIdentifiedVisitors,
   type IdentifyHit,
   identifyVisitors,
+  type PubSub,
   type Repositories,
   type Store,
 } from '@visitor-id/core'
@@ -15,6 +17,8 @@ import { type BatchWriter, createBatchWriter } from './batch-writer.js'
 import { createDurableSink, type DurableSink, type LogLike } from './durable-sink.js'
 import { createIdentifyQueue, type IdentifyQueue } from './identify-queue.js'
 import { createIdentityWriter } from './identities.js'
+import { announceImportApplied, onImportApplied } from './imports/applied.js'
+import type { ImportKind } from './imports/index.js'
 import { createIpIntelligence, type IpIntelligence } from './ip/ip-intelligence.js'
 import { createIngestMetrics, createMetricsRegistry, type MetricsRegistry } from './metrics.js'
 import type { PageViewRow } from './page-view-row.js'
@@ -30,6 +34,8 @@ export interface IngestServiceOptions {
   dataDir: string
   settings: Config['ingest']
   registry?: MetricsRegistry
+  /** Where finished imports are announced and heard (coordination.pubsub); unset: this process only. */
+  pubsub?: PubSub
 }
 
 export interface IngestService {
@@ -42,8 +48,16 @@ export interface IngestService {
   durable: DurableSink
   spool: Spool<PageViewRow>
   identifyQueue: IdentifyQueue
-  /** Starts the spool replay, the identification queue and the company refresh (ranges, domains); logs what data was loaded. */
-  start(log: LogLike): void
+  /**
+   * Reloads what this process holds from an import of `kind` (company ranges and domains, or the
+   * identified visitors awaiting a contact), then tells the other processes to do the same.
+   */
+  importFinished(kind: ImportKind): Promise<void>
+  /**
+   * Starts the spool replay, the identification queue, listening for other processes' imports and
+   * the periodic company refresh (ranges, domains); logs what data was loaded.
+   */
+  start(log: LogLike): Promise<void>
   /** Flushes every buffered hit (to ClickHouse or the spool) and stops background work. */
   close(): Promise<void>
 }
@@ -128,6 +142,16 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     maxMs: settings.batchMs,
   })
   let refresh: NodeJS.Timeout | undefined
+  let stopListening: (() => Promise<void>) | undefined
+  // Names this process in its announcements, so it does not reload twice on its own import.
+  const origin = randomUUID()
+  /** Reloads the in-memory data an import of `kind` feeds. */
+  const applyImport = async (kind: ImportKind) => {
+    // Contacts are read from the store at identification; only the visitors remembered as having
+    // none must look again. Company ranges and company domains (reverse DNS) are held in memory.
+    if (kind === 'contacts') identified.forgetUnmatched()
+    else await ipIntelligence.reloadCompanies()
+  }
   return {
     plugin: { pipeline, writer, metrics, trackingKeys, isOverloaded: () => durable.overloaded },
     registry,
@@ -137,13 +161,32 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     durable,
     spool,
     identifyQueue,
-    start(logger) {
+    async importFinished(kind) {
+      // The import is stored: a failed reload is logged, and the periodic one applies it later.
+      await applyImport(kind).catch((error: unknown) => {
+        log?.warn({ err: error, kind }, 'ingest: import stored but not applied yet')
+      })
+      if (!options.pubsub) return
+      // Not announced: the others apply it at their next periodic reload.
+      await announceImportApplied(options.pubsub, kind, origin).catch((error: unknown) => {
+        log?.warn({ err: error, kind }, 'ingest: import not announced to the other processes')
+      })
+    },
+    async start(logger) {
       log = logger
       durable.setLog(logger)
       durable.start()
       identifyQueue.setLog(logger)
       identifyQueue.start()
       logger.info({ ...ipIntelligence.sources, pipeline: pipeline.steps.join(' > ') }, 'ingest: ready')
+      if (options.pubsub) {
+        stopListening = await onImportApplied(options.pubsub, origin, (kind) => {
+          applyImport(kind).catch((error: unknown) => {
+            logger.warn({ err: error, kind }, 'ingest: an import of another process not applied yet')
+          })
+        })
+      }
+      // The safety net: an announcement lost (Redis down a moment) is applied at the next reload.
       refresh = setInterval(() => {
         ipIntelligence.reloadCompanies().catch((error: unknown) => {
           logger.warn({ err: error }, 'ingest: company ranges and domains not reloaded')
@@ -153,6 +196,7 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     },
     async close() {
       if (refresh) clearInterval(refresh)
+      await stopListening?.()
       ipIntelligence.close()
       await writer.close()
       await durable.stop()

@@ -29,7 +29,9 @@ import {
   type Store,
 } from '@visitor-id/core'
 import {
+  announceImportApplied,
   createProgressBar,
+  type ImportKind,
   type ImportReport,
   importCompanies,
   importCompanyIps,
@@ -92,6 +94,8 @@ export interface CommandContext {
   store: Store
   repos: Repositories
   coordination: Coordination
+  /** Applies a finished import in the server (its caches) and announces it to the other processes. */
+  importFinished?: (kind: ImportKind) => Promise<void>
 }
 
 /** How one command runs: in the CLI's own process, or in the server that owns the data directory. */
@@ -339,6 +343,31 @@ async function billingCommand(run: CommandRun, sub: string | undefined, args: st
 
 const shownRejects = 100
 
+/**
+ * Makes a finished import apply at once: the server that ran it reloads its caches and tells the
+ * others; run here (no server owns the store), it is announced through Redis to the servers on the
+ * same ClickHouse server. Without Redis they apply it at their next COMPANY_IPS_REFRESH_MS reload.
+ */
+async function applyImport(run: CommandRun, kind: ImportKind): Promise<void> {
+  if (run.context) {
+    await run.context.importFinished?.(kind)
+    return
+  }
+  if (!run.config.redis.url) return
+  const coordination = createCoordination({ redisUrl: run.config.redis.url, prefix: run.config.redis.prefix })
+  const unannounced = () =>
+    console.warn(
+      'visitor-id: Redis at REDIS_URL is not answering: running servers apply this import at their next reload (COMPANY_IPS_REFRESH_MS)',
+    )
+  try {
+    // PING first: a publish to a Redis that is down would wait for it to come back.
+    if (await coordination.ping()) await announceImportApplied(coordination.pubsub, kind).catch(unannounced)
+    else unannounced()
+  } finally {
+    await coordination.close()
+  }
+}
+
 async function importCommand(run: CommandRun, kind: string | undefined, args: string[], out: Out) {
   const { values, positionals } = parseArgs({
     args,
@@ -374,6 +403,7 @@ async function importCommand(run: CommandRun, kind: string | undefined, args: st
   } finally {
     bar?.done()
   }
+  await applyImport(run, kind)
   if (values.rejects) {
     const lines = report.rejects.map((r) => `${r.line},"${r.reason.replace(/"/g, '""')}"`)
     writeFileSync(

@@ -43,7 +43,13 @@ import {
   startWebhookDispatcher,
   type WebhookDispatcher,
 } from '@visitor-id/core'
-import { createIngestService, createMetricsRegistry, type IngestService } from '@visitor-id/ingest'
+import {
+  announceImportApplied,
+  createIngestService,
+  createMetricsRegistry,
+  type ImportKind,
+  type IngestService,
+} from '@visitor-id/ingest'
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { type AdminSocket, adminSocketPath, listenAdminSocket } from './admin-socket.js'
@@ -153,6 +159,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         dataDir: config.dataDir,
         settings: config.ingest,
         registry: metrics,
+        pubsub: coordination.pubsub,
       })
     }
     app = await buildApp({
@@ -165,7 +172,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       metrics,
       ...(ingest ? { ingest: ingest.plugin } : {}),
     })
-    ingest?.start(app.log)
+    await ingest?.start(app.log)
     if (config.role === 'all' || config.role === 'worker') {
       // Jobs and the ICP re-scoring pass; any number of workers may run them (locks keep one run per config).
       const deps = { store, repos, coordination, log: app.log }
@@ -260,7 +267,21 @@ export async function startServer(config: Config): Promise<RunningServer> {
     if (!config.clickhouse.url) {
       // This process owns the embedded store: admin commands (the CLI) come to it over a socket.
       const log = app.log
-      const context = { config, store, repos, coordination }
+      const ingestSide = ingest
+      const pubsub = coordination.pubsub
+      const context = {
+        config,
+        store,
+        repos,
+        coordination,
+        // An import applies at once: here (when this process ingests), and in the other processes.
+        importFinished: async (kind: ImportKind) => {
+          if (ingestSide) return ingestSide.importFinished(kind)
+          await announceImportApplied(pubsub, kind).catch((error: unknown) => {
+            log.warn({ err: error, kind }, 'import not announced to the other processes')
+          })
+        },
+      }
       admin = await listenAdminSocket(adminSocketPath(config.dataDir), (request, reply) => {
         log.info({ command: request.argv.slice(0, 2).join(' ') }, 'admin command')
         return serveAdminRequest(context, request, reply)

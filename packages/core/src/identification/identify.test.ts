@@ -369,4 +369,38 @@ describe('identifyVisitors', () => {
     expect(await creditBalance(store, org)).toBe(8)
     expect(await readEvents(store, { organizationId: org })).toHaveLength(2)
   })
+  it('after forgetUnmatched (a contacts import), a visitor known by email alone finds its new contact', async () => {
+    const org = await organization(10)
+    const person = await visit(org)
+    const byEmail = await visit(org)
+    const email = `${newId()}@initech.test`
+    const identified = createIdentifiedVisitors({ ttlMs: 600_000 })
+    const calls: string[] = []
+    const counting: Store = {
+      ...store,
+      query: (sql, params) => {
+        calls.push(sql)
+        return store.query(sql, params)
+      },
+    }
+    const deps = { store: counting, repos, identified }
+    await identifyVisitors(deps, [hit(org, person, 'ada@acme.test'), hit(org, byEmail, email)])
+    expect((await visitorRow(org, byEmail.visitorId))?.contact_id).toBeFalsy()
+
+    // The contact arrives (as an import writes it): the cached visitor does not look for it...
+    const at = new Date().toISOString()
+    await store.insert('contacts', [
+      { id: 'c-peter', email, first_name: 'Peter', created_at: at, updated_at: at, version: 1 },
+    ])
+    await identifyVisitors(deps, [hit(org, byEmail, email)])
+    expect((await visitorRow(org, byEmail.visitorId))?.contact_id).toBeFalsy()
+
+    // ...until the import is announced: then it does, while a person stays settled (no store call).
+    identified.forgetUnmatched()
+    calls.length = 0
+    await identifyVisitors(deps, [hit(org, person, 'ada@acme.test')])
+    expect(calls).toEqual([])
+    await identifyVisitors(deps, [hit(org, byEmail, email)])
+    expect(await visitorRow(org, byEmail.visitorId)).toMatchObject({ contact_id: 'c-peter' })
+  })
 })

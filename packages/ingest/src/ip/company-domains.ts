@@ -1,5 +1,5 @@
 // Imported companies by domain, for the company of a reverse DNS name: held in memory like the
-// company IP ranges and reloaded with them, so an import reaches every ingest process.
+// company IP ranges and reloaded with them (when an import finishes, and periodically).
 import type { Store } from '@visitor-id/core'
 import { getDomain } from 'tldts'
 

@@ -1,5 +1,6 @@
 // Company IP ranges (imported with `import company-ips`), held in memory for lookups on the hot
-// path and reloaded from ClickHouse periodically, so an import reaches every ingest process.
+// path and reloaded from ClickHouse when an import finishes (here, or announced by another process:
+// imports/applied.ts) and periodically, as a safety net for a lost announcement.
 import type { Store } from '@visitor-id/core'
 import { parseRange } from './address.js'
 import { createRangeTable, type RangeTable } from './range-table.js'

@@ -43,7 +43,7 @@ export interface IpIntelligence {
    * promise that settles within the reverse DNS wait budget (see reverse-dns.ts).
    */
   resolve(ip: string): IpInfo | Promise<IpInfo>
-  /** Reloads the imported company ranges and company domains. */
+  /** Reloads the imported company ranges and company domains (one reload at a time, in order). */
   reloadCompanies(): Promise<number>
   /** Cancels reverse DNS queries in flight. */
   close(): void
@@ -127,6 +127,7 @@ export async function createIpIntelligence(options: IpIntelligenceOptions = {}):
   // Visitors send several hits from one address; the answer depends only on the address (and
   // the company ranges and domains, which clear the cache when reloaded).
   let cache = createBoundedCache<Entry>(50_000)
+  let reloading: Promise<number> = Promise.resolve(0)
   const sources = { geo, asnData, companies, classifier, anonymous, hosting, ptr: reverse !== undefined }
   const entryOf = (rawIp: string) => cache.get(rawIp) ?? cache.set(rawIp, lookup(rawIp, sources))
   /** The info with the company a reverse DNS domain names ('' names none: the offline info). */
@@ -148,10 +149,17 @@ export async function createIpIntelligence(options: IpIntelligenceOptions = {}):
       reverseDns: reverse?.servers ?? 'off',
       companyDomains: domains?.size ?? 0,
     },
-    reloadCompanies: async () => {
-      const [size] = await Promise.all([companies ? companies.reload() : 0, domains?.reload()])
-      cache = createBoundedCache<Entry>(50_000)
-      return size
+    reloadCompanies() {
+      // One reload at a time, in the order asked: a periodic reload that started before an import
+      // finished must not replace, when it ends, the tables the import's reload just read.
+      const reload = async () => {
+        const [size] = await Promise.all([companies ? companies.reload() : 0, domains?.reload()])
+        cache = createBoundedCache<Entry>(50_000)
+        return size
+      }
+      const next = reloading.then(reload, reload)
+      reloading = next.catch(() => 0)
+      return next
     },
     lookup: (rawIp) => entryOf(rawIp).info,
     resolve(rawIp) {
