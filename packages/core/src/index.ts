@@ -303,9 +303,12 @@ export {
   addressPartnerOrganization,
   hasScope,
   managingPartnerId,
+  requireKeyManagement,
   requireScope,
   type Scope,
   scopes,
+  userActedFor,
+  userRoleIn,
 } from './services/access.js'
 export {
   createOrganizationApiKey,
