@@ -172,9 +172,17 @@ describe("an organization created through the API is usable by its creator's adm
     expect(
       (await h.request({ method: 'GET', url: org(tenant.organizationId), key: ownKey })).statusCode,
     ).toBe(404)
+    // The owner's key revokes it too.
+    const revoked = await h.request({
+      method: 'DELETE',
+      url: org(second.id, `/api-keys/${firstKey.json().apiKey.id}`),
+      key: tenant.key,
+    })
+    expect(revoked.json()).toEqual({ success: true })
+    expect((await h.request({ method: 'GET', url: '/api/v1/ping', key: ownKey })).statusCode).toBe(401)
   })
 
-  it("neither the user's read/write keys nor other users' keys address it", async () => {
+  it("only its user's admin keys address it: not the user's read/write keys, nor other users' keys", async () => {
     const tenant = await h.createTenant()
     const second = (
       await h.request({
@@ -190,6 +198,7 @@ describe("an organization created through the API is usable by its creator's adm
       name: 'read/write',
       scopes: ['read', 'write'],
     })
+    expect((await h.request({ method: 'GET', url: org(second.id), key: tenant.key })).statusCode).toBe(200)
     const other = await h.createTenant()
     for (const key of [readWrite, other.key, h.boot.apiKey]) {
       expect((await h.request({ method: 'GET', url: org(second.id), key })).json()).toEqual(
