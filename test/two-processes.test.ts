@@ -1,10 +1,10 @@
 // Two server processes sharing one store, as in a deployment: both on `CLICKHOUSE_URL` (ClickHouse's
 // HTTP interface in front of the real engine, test/support/clickhouse-http.ts) and on one Redis.
 // Each keeps its own in-memory copies of keys and pixel configs; a change made through one must be
-// seen by the other within a second. Both ingest: one visitor identified through both at the same
-// moment costs one credit and stores one visitor.identified event. An import made beside them (the
-// CLI on the same ClickHouse and Redis) applies in both within two seconds, not at their next
-// periodic reload (COMPANY_IPS_REFRESH_MS, 5 minutes by default).
+// seen by the other within a second (a removed member's access too). Both ingest: one visitor
+// identified through both at the same moment costs one credit and stores one visitor.identified
+// event. An import made beside them (the CLI on the same ClickHouse and Redis) applies in both
+// within two seconds, not at their next periodic reload (COMPANY_IPS_REFRESH_MS, 5 minutes by default).
 import { randomUUID } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -34,7 +34,7 @@ const dirCli = tempDir('vid-two-cli-')
 let clickhouse: ClickHouseHttp | undefined
 let a: ServerProcess | undefined
 let b: ServerProcess | undefined
-let keys: { apiKey: string; organizationId: string; trackingKey: string }
+let keys: { apiKey: string; organizationId: string; userId: string; trackingKey: string }
 let shared: Record<string, string>
 
 const call = async (server: ServerProcess, route: string, key: string, init: RequestInit = {}) => {
@@ -43,6 +43,13 @@ const call = async (server: ServerProcess, route: string, key: string, init: Req
     headers: { 'x-api-key': key, 'content-type': 'application/json', ...init.headers },
   })
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+}
+
+/** Runs SQL on the shared engine, as an operator would. */
+const sql = async (query: string) => {
+  const response = await fetch(clickhouse!.url, { method: 'POST', body: query })
+  if (!response.ok) throw new Error(await response.text())
+  return response.text()
 }
 
 /** Resolves once the process has identified every identify hit it acknowledged (its queue gauge is 0). */
@@ -99,6 +106,37 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
     expect(after).toBeLessThan(1000)
   })
 
+  it('a user removed from an organization through one process: the other refuses their admin key there within a second', async () => {
+    const created = await call(a!, `/organization/${keys.organizationId}/api-keys`, keys.apiKey, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'acts for its user', scopes: ['admin'] }),
+    })
+    expect(created.status).toBe(200)
+    const adminKey = created.body.plainKey as string
+    // Another organization, of which the key's user is a member (not the owner), written straight
+    // into the shared store as the admin CLI or a dashboard would.
+    const team = randomUUID()
+    await sql(
+      `INSERT INTO organizations (id, name, created_at, updated_at, version) VALUES ('${team}', 'Team', now64(3), now64(3), 1)`,
+    )
+    await sql(
+      `INSERT INTO memberships (organization_id, user_id, role, created_at, updated_at, version) VALUES ('${team}', '${keys.userId}', 'member', now64(3), now64(3), 1)`,
+    )
+    // The other process now holds the membership in memory (for 30 s).
+    expect((await call(b!, `/organization/${team}`, adminKey)).status).toBe(200)
+    expect((await call(b!, `/organization/${team}`, adminKey)).status).toBe(200)
+
+    const removed = await call(a!, `/organization/${team}/member/${keys.userId}`, adminKey, {
+      method: 'DELETE',
+    })
+    expect(removed.status).toBe(200)
+    const after = await timeUntil(
+      async () => (await call(b!, `/organization/${team}`, adminKey)).status === 404,
+      1000,
+    )
+    expect(after).toBeLessThan(1000)
+  })
+
   it('a pixel config changed through one process is served by the other within a second', async () => {
     const route = `/visitor-tracking/${keys.organizationId}`
     const formCapture = async () =>
@@ -113,11 +151,6 @@ describe.skipIf(!reachable && process.env.CI !== 'true')('two processes on one s
   })
 
   it('one visitor identified through both processes at once: one credit, one visitor.identified', async () => {
-    const sql = async (query: string) => {
-      const response = await fetch(clickhouse!.url, { method: 'POST', body: query })
-      if (!response.ok) throw new Error(await response.text())
-      return response.text()
-    }
     const email = `ada-${randomUUID().slice(0, 8)}@acme.test`
     const at = new Date().toISOString()
     await sql(

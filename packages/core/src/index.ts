@@ -311,10 +311,13 @@ export {
   addressPartnerOrganization,
   hasScope,
   managingPartnerId,
+  requireKeyManagement,
   requireScope,
   type Scope,
   scopes,
   scopesGranting,
+  userActedFor,
+  userRoleIn,
 } from './services/access.js'
 export {
   createOrganizationApiKey,

@@ -1,5 +1,5 @@
 // Spec section "API keys": list (read), create and revoke (admin).
-import { createOrganizationApiKey, listApiKeys, revokeApiKey } from '@visitor-id/core'
+import { createOrganizationApiKey, listApiKeys, requireKeyManagement, revokeApiKey } from '@visitor-id/core'
 import { z } from 'zod'
 import { presentApiKey } from '../presenters.js'
 import { defineRoute, type Route } from '../route-definition.js'
@@ -53,7 +53,13 @@ export const apiKeyRoutes: Route[] = [
     tenancy: 'organization-param',
     tag: 'API keys',
     summary: 'Create an API key',
-    description: '`plainKey` is in this response only; the service stores nothing but its SHA-256.',
+    description:
+      '`plainKey` is in this response only; the service stores nothing but its SHA-256. The key ' +
+      "belongs to the organization in the path and acts for the calling key's user. Besides its own " +
+      'organization, a key with `admin` creates keys for the organizations its user owns (so an ' +
+      'organization created with POST /organization gets its first key here) and, with ' +
+      "`agency:write`, for the agency's sub-organizations. A user who is only a member of the " +
+      'organization gets 403 `forbidden`: keys they made would outlive their removal.',
     params: organizationParams,
     body: createBody,
     response: {
@@ -90,12 +96,15 @@ export const apiKeyRoutes: Route[] = [
     tenancy: 'organization-param',
     tag: 'API keys',
     summary: 'Revoke an API key',
-    description: 'Irreversible. The key gets 401 on its next request, in every process.',
+    description:
+      'Irreversible. The key gets 401 on its next request, in every process. Who may revoke: as for ' +
+      'creating a key (a user who is only a member of the organization gets 403 `forbidden`).',
     params: organizationParams.extend({ keyId: pathId('API key id') }),
     response: { status: 200, description: 'Revoked', schema: z.object({ success: z.literal(true) }) },
     errors: ['resource_not_found'],
     example: (ids) => ({ params: { organizationId: ids.organizationId, keyId: ids.keyId } }),
-    async handler({ organization, params, services }) {
+    async handler({ principal, organization, params, services }) {
+      await requireKeyManagement(services.repos, principal, addressed(organization))
       await revokeApiKey(services.repos, addressed(organization).id, params.keyId)
       return { success: true as const }
     },

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto'
 import {
   adjustCredits,
   chargeIdentification,
+  createApiKey,
   createOrganization,
   createPartner,
+  createUser,
   grantCredits,
   type Store,
 } from '@visitor-id/core'
@@ -111,18 +113,187 @@ describe('POST /organization', () => {
   })
 })
 
+/** The owner of an organization made by the harness (createTenant makes one user per tenant). */
+async function ownerOf(organizationId: string): Promise<string> {
+  const [owner] = await h.repos.memberships.find({ organization_id: organizationId, role: 'owner' })
+  return owner!.user_id
+}
+
+const idsOf = (response: Awaited<ReturnType<Harness['request']>>) =>
+  response.json().map((o: { id: string }) => o.id)
+
+describe("an organization created through the API is usable by its creator's admin keys", () => {
+  it('the admin key that created it lists, reads, updates it and creates its first key', async () => {
+    const tenant = await h.createTenant()
+    const created = await h.request({
+      method: 'POST',
+      url: '/api/v1/organization',
+      payload: { organizationName: 'Second brand' },
+      key: tenant.key,
+    })
+    expect(created.statusCode).toBe(200)
+    const second = created.json()
+    expect(second.agencyId).toBeNull()
+    expect(await ownerOf(second.id)).toBe(await ownerOf(tenant.organizationId))
+
+    const list = await h.request({ method: 'GET', url: '/api/v1/organization/list', key: tenant.key })
+    expect(idsOf(list)).toEqual([tenant.organizationId, second.id])
+    const read = await h.request({ method: 'GET', url: org(second.id), key: tenant.key })
+    expect(read.statusCode).toBe(200)
+    expect(read.json()).toEqual(second)
+    const renamed = await h.request({
+      method: 'PUT',
+      url: org(second.id),
+      key: tenant.key,
+      payload: { name: 'Second brand, renamed', domain: 'second.example' },
+    })
+    expect(renamed.statusCode).toBe(200)
+    expect(renamed.json()).toMatchObject({
+      id: second.id,
+      name: 'Second brand, renamed',
+      domain: 'second.example',
+    })
+
+    const firstKey = await h.request({
+      method: 'POST',
+      url: org(second.id, '/api-keys'),
+      key: tenant.key,
+      payload: { name: 'first key', scopes: ['read', 'write'] },
+    })
+    expect(firstKey.statusCode).toBe(200)
+    // The key belongs to the new organization: it addresses it, and only it.
+    const ownKey = firstKey.json().plainKey as string
+    const listed = await h.request({ method: 'GET', url: org(second.id, '/api-keys'), key: ownKey })
+    expect(listed.statusCode).toBe(200)
+    expect(listed.json().apiKeys.map((k: { id: string }) => k.id)).toEqual([firstKey.json().apiKey.id])
+    expect(idsOf(await h.request({ method: 'GET', url: '/api/v1/organization/list', key: ownKey }))).toEqual([
+      second.id,
+    ])
+    expect(
+      (await h.request({ method: 'GET', url: org(tenant.organizationId), key: ownKey })).statusCode,
+    ).toBe(404)
+    // The owner's key revokes it too.
+    const revoked = await h.request({
+      method: 'DELETE',
+      url: org(second.id, `/api-keys/${firstKey.json().apiKey.id}`),
+      key: tenant.key,
+    })
+    expect(revoked.json()).toEqual({ success: true })
+    expect((await h.request({ method: 'GET', url: '/api/v1/ping', key: ownKey })).statusCode).toBe(401)
+  })
+
+  it("only its user's admin keys address it: not the user's read/write keys, nor other users' keys", async () => {
+    const tenant = await h.createTenant()
+    const second = (
+      await h.request({
+        method: 'POST',
+        url: '/api/v1/organization',
+        payload: { organizationName: 'Not for everyone' },
+        key: tenant.key,
+      })
+    ).json()
+    const { plainKey: readWrite } = await createApiKey(h.repos, {
+      organizationId: tenant.organizationId,
+      createdByUserId: await ownerOf(tenant.organizationId),
+      name: 'read/write',
+      scopes: ['read', 'write'],
+    })
+    expect((await h.request({ method: 'GET', url: org(second.id), key: tenant.key })).statusCode).toBe(200)
+    const other = await h.createTenant()
+    for (const key of [readWrite, other.key, h.boot.apiKey]) {
+      expect((await h.request({ method: 'GET', url: org(second.id), key })).json()).toEqual(
+        errorBody(404, 'resource_not_found'),
+      )
+      const put = await h.request({ method: 'PUT', url: org(second.id), key, payload: { name: 'Taken' } })
+      expect(put.statusCode).toBe(404)
+      expect(idsOf(await h.request({ method: 'GET', url: '/api/v1/organization/list', key }))).not.toContain(
+        second.id,
+      )
+    }
+  })
+
+  it("a member's admin key reads and writes, manages no keys, and loses access when removed", async () => {
+    const member = await h.createTenant()
+    const memberUserId = await ownerOf(member.organizationId)
+    const team = await h.createTenant()
+    const at = new Date().toISOString()
+    await h.repos.memberships.save({
+      organization_id: team.organizationId,
+      user_id: memberUserId,
+      role: 'member',
+      created_at: at,
+      updated_at: at,
+    })
+    const teamKey = await h.createKey(team.organizationId, ['read'])
+
+    const list = await h.request({ method: 'GET', url: '/api/v1/organization/list', key: member.key })
+    expect(idsOf(list)).toEqual([member.organizationId, team.organizationId])
+    expect(
+      (await h.request({ method: 'GET', url: org(team.organizationId), key: member.key })).statusCode,
+    ).toBe(200)
+    const put = await h.request({
+      method: 'PUT',
+      url: org(team.organizationId),
+      key: member.key,
+      payload: { name: 'Team' },
+    })
+    expect(put.statusCode).toBe(200)
+    // Keys it could mint there would outlive the membership: 403, not 404 (it addresses the organization).
+    const mint = await h.request({
+      method: 'POST',
+      url: org(team.organizationId, '/api-keys'),
+      key: member.key,
+      payload: { name: 'kept after removal', scopes: ['read'] },
+    })
+    expect(mint.json()).toEqual(errorBody(403, 'forbidden'))
+    const revoke = await h.request({
+      method: 'DELETE',
+      url: org(team.organizationId, `/api-keys/${teamKey.id}`),
+      key: member.key,
+    })
+    expect(revoke.json()).toEqual(errorBody(403, 'forbidden'))
+    expect((await h.request({ method: 'GET', url: '/api/v1/ping', key: teamKey.plainKey })).statusCode).toBe(
+      200,
+    )
+
+    const removed = await h.request({
+      method: 'DELETE',
+      url: org(team.organizationId, `/member/${memberUserId}`),
+      key: team.key,
+    })
+    expect(removed.statusCode).toBe(200)
+    expect(
+      (await h.request({ method: 'GET', url: org(team.organizationId), key: member.key })).json(),
+    ).toEqual(errorBody(404, 'resource_not_found'))
+    expect(
+      idsOf(await h.request({ method: 'GET', url: '/api/v1/organization/list', key: member.key })),
+    ).toEqual([member.organizationId])
+  })
+})
+
 describe('GET /organization/list and /organization/{id}', () => {
   it("a sub-organization's own key sees only it; an agency key without agency:read only its own", async () => {
-    const sub = (
-      await h.request({ method: 'POST', url: '/api/v1/organization', payload: { organizationName: 'S' } })
-    ).json()
+    // Owned by another user than the agency keys': a key with `admin` also addresses the
+    // organizations its own user owns, which is not what this test is about.
+    const owner = await createUser(h.repos, { email: `${randomUUID()}@sub.test` })
+    const { organization: sub } = await createOrganization(h.repos, {
+      name: 'S',
+      ownerUserId: owner.id,
+      agencyId: h.boot.organizationId,
+    })
     const { plainKey: subKey } = await h.createKey(sub.id, ['read'])
     const subList = (await h.request({ method: 'GET', url: '/api/v1/organization/list', key: subKey })).json()
     expect(subList.map((o: { id: string }) => o.id)).toEqual([sub.id])
     expect(
       (await h.request({ method: 'GET', url: org(h.boot.organizationId), key: subKey })).statusCode,
     ).toBe(404)
-    const { plainKey: plainAdmin } = await h.createKey(h.boot.organizationId, ['admin'])
+    // A key made without a user acts for nobody elsewhere: only the agency scope is at play here.
+    const { plainKey: plainAdmin } = await createApiKey(h.repos, {
+      organizationId: h.boot.organizationId,
+      createdByUserId: null,
+      name: 'admin without agency scopes',
+      scopes: ['admin'],
+    })
     const own = (await h.request({ method: 'GET', url: '/api/v1/organization/list', key: plainAdmin })).json()
     expect(own.map((o: { id: string }) => o.id)).toEqual([h.boot.organizationId])
     expect((await h.request({ method: 'GET', url: org(sub.id), key: plainAdmin })).statusCode).toBe(404)

@@ -47,9 +47,12 @@ export const organizationRoutes: Route[] = [
     tag: 'Organizations',
     summary: 'Create an organization',
     description:
-      "Owned by the key's user. Under an agency key with `agency:write` it becomes a sub-organization " +
-      'of the agency, which the key may then address; otherwise it is a separate organization that ' +
-      'this key cannot address (create its keys with the admin CLI).',
+      "Owned by the key's user (a key made without a user: by its organization's owner). Under an " +
+      'agency key with `agency:write` it becomes a sub-organization of the agency; otherwise it is a ' +
+      'separate organization of the same partner. Every key of the user with `admin` addresses it: ' +
+      'GET and PUT it, list it in GET /organization/list, and create its first key with POST ' +
+      '/organization/{organizationId}/api-keys; those keys belong to the new organization. A key ' +
+      'with only `read` / `write` (and no agency scope) addresses its own organization only.',
     body: z.strictObject({
       organizationName: name.describe('Name of the organization'),
       domain: hostname.optional().describe('Primary domain, a hostname such as example.com'),
@@ -80,7 +83,10 @@ export const organizationRoutes: Route[] = [
     tenancy: 'caller',
     tag: 'Organizations',
     summary: 'List the organizations the key may address',
-    description: "The key's organization first, then (agency keys with `agency:read`) its sub-organizations.",
+    description:
+      'The organizations the key may address: its own first, then (agency keys with `agency:read`) ' +
+      "the agency's sub-organizations, then (keys with `admin`) the other organizations the key's " +
+      'user belongs to, as owner or member, in the order the user joined them.',
     response: { status: 200, description: 'The organizations', schema: z.array(organizationSchema) },
     errors: [],
     example: () => ({}),
@@ -147,7 +153,11 @@ export const organizationRoutes: Route[] = [
     tenancy: 'organization-param',
     tag: 'Organizations',
     summary: 'Remove a member',
-    description: 'Returns the remaining members. The owner cannot be removed (409 `owner_not_removable`).',
+    description:
+      'Returns the remaining members. The owner cannot be removed (409 `owner_not_removable`). ' +
+      'Removing a user ends at once, in every process, what their keys of other organizations could ' +
+      'do here: their `admin` keys, which addressed this organization through the membership, get ' +
+      '404 from the next request on.',
     params: organizationParams.extend({ userId: pathId('User id (UUID)') }),
     response: { status: 200, description: 'The remaining members', schema: membersSchema },
     errors: ['owner_not_removable'],

@@ -1,5 +1,5 @@
 import { appError } from '../errors.js'
-import type { OrganizationRow, Repositories } from '../store/entities.js'
+import type { MembershipRow, OrganizationRow, Repositories } from '../store/entities.js'
 import type { Principal } from './auth.js'
 
 export type Scope = 'read' | 'write' | 'admin' | 'agency:read' | 'agency:write'
@@ -24,9 +24,38 @@ export function requireScope(principal: Principal, needed: Scope): void {
 }
 
 /**
- * The organization a principal asks for, if it may address it: its own organization, or, for an
- * agency key with agency scopes, one of the agency's sub-organizations. Anything else is
- * `resource_not_found` (404), so other tenants' ids are indistinguishable from unknown ones.
+ * How a key reaches an organization other than its own through its user: only a key with `admin`
+ * acts for its user there (a read/write key stays in its own organization), and only while the user
+ * belongs to that organization. Read through the repositories, so from the read model: removing the
+ * membership (DELETE member) drops every process's copy through pub/sub, ending the access at once.
+ * `owner`: the user owns the organization (the key may also manage its keys); `member`: read and
+ * write only; undefined: no access through the user.
+ */
+export async function userRoleIn(
+  repos: Repositories,
+  principal: Principal,
+  organizationId: string,
+): Promise<MembershipRow['role'] | undefined> {
+  const userId = userActedFor(principal)
+  if (!userId) return undefined
+  const membership = await repos.memberships.get({ organization_id: organizationId, user_id: userId })
+  return membership?.role
+}
+
+/**
+ * The user a key acts for outside its own organization: its creating user, when the key holds
+ * `admin`; otherwise none (a read/write key stays in its own organization).
+ */
+export function userActedFor(principal: Principal): string | undefined {
+  if (principal.kind !== 'organization' || !principal.scopes.includes('admin')) return undefined
+  return principal.userId ?? undefined
+}
+
+/**
+ * The organization a principal asks for, if it may address it: its own organization; for an agency
+ * key with agency scopes, one of the agency's sub-organizations; for a key with `admin`, any
+ * organization its user belongs to (`userRoleIn`). Anything else is `resource_not_found` (404), so
+ * other tenants' ids are indistinguishable from unknown ones.
  */
 export async function addressOrganization(
   repos: Repositories,
@@ -43,7 +72,32 @@ export async function addressOrganization(
   if (organization.agency_id === principal.organizationId && hasScope(principal.scopes, agencyScope)) {
     return organization
   }
+  if (await userRoleIn(repos, principal, organization.id)) return organization
   throw notFound
+}
+
+/**
+ * Throws `forbidden` (403) unless the key may create and revoke the keys of this organization, which
+ * it addresses already: its own, an agency's sub-organization under `agency:write`, or one its user
+ * owns. A user who is only a member of another organization cannot mint its keys through their own
+ * key: such keys would outlive their removal from it.
+ */
+export async function requireKeyManagement(
+  repos: Repositories,
+  principal: Principal,
+  organization: OrganizationRow,
+): Promise<void> {
+  requireScope(principal, 'admin')
+  if (principal.kind !== 'organization') throw appError('forbidden')
+  if (organization.id === principal.organizationId) return
+  if (organization.agency_id === principal.organizationId && hasScope(principal.scopes, 'agency:write')) {
+    return
+  }
+  if ((await userRoleIn(repos, principal, organization.id)) === 'owner') return
+  throw appError(
+    'forbidden',
+    "The API key's user is a member, not the owner, of this organization: only the owner's keys manage its keys",
+  )
 }
 
 /**

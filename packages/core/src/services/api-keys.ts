@@ -1,7 +1,7 @@
 import { appError } from '../errors.js'
 import type { Store } from '../store/client.js'
 import type { ApiKeyRow, OrganizationRow, Repositories } from '../store/entities.js'
-import { hasScope, type Scope } from './access.js'
+import { hasScope, requireKeyManagement, type Scope } from './access.js'
 import type { Principal } from './auth.js'
 import { readKeyUsage } from './key-usage.js'
 import { type KeyKind, keyExpiry } from './keys.js'
@@ -40,8 +40,10 @@ export interface NewApiKeyInput {
 }
 
 /**
- * Creates a key for an organization the caller may address. A key cannot grant a scope its creator
- * lacks (`forbidden`), and agency scopes exist only on agency organizations (`invalid_request`).
+ * Creates a key for an organization the caller may address and manage (`requireKeyManagement`:
+ * not one its user is only a member of). A key cannot grant a scope its creator lacks
+ * (`forbidden`), and agency scopes exist only on agency organizations (`invalid_request`).
+ * The new key belongs to that organization and acts for the creating key's user.
  * @example const { apiKey, plainKey } = await createOrganizationApiKey(repos, principal, org, { name: 'ci', scopes: ['read'] })
  */
 export async function createOrganizationApiKey(
@@ -51,6 +53,7 @@ export async function createOrganizationApiKey(
   input: NewApiKeyInput,
   now = Date.now(),
 ) {
+  await requireKeyManagement(repos, principal, organization)
   const scopes = [...new Set(input.scopes)]
   const agencyScope = scopes.find((scope) => scope.startsWith('agency:'))
   if (agencyScope && !organization.is_agency) {

@@ -7,7 +7,7 @@ import {
   type Repositories,
   type UserRow,
 } from '../store/entities.js'
-import { hasScope } from './access.js'
+import { hasScope, userActedFor } from './access.js'
 import type { Principal } from './auth.js'
 import { createOrganization, type InitialCredits } from './tenancy.js'
 
@@ -36,9 +36,10 @@ export interface NewOrganizationInput {
 }
 
 /**
- * Creates an organization owned by the key's user. Under an agency key with `agency:write` it
- * becomes a sub-organization of the agency (which the key may then address); otherwise it is a
- * separate organization of the same partner, reached with its own keys.
+ * Creates an organization owned by the key's user (a key without a user: the owner of the key's
+ * organization). Under an agency key with `agency:write` it becomes a sub-organization of the agency;
+ * otherwise it is a separate organization of the same partner. Either way the user's keys with
+ * `admin` address it (`addressOrganization`), so its creator configures it and creates its keys.
  * @example const org = await createOrganizationFor(repos, principal, caller, { name: 'Acme' })
  */
 export async function createOrganizationFor(
@@ -70,18 +71,47 @@ async function ownerOf(repos: Repositories, organizationId: string): Promise<str
   return owner?.user_id
 }
 
-/** The organizations the key may address: its own, then (with `agency:read`) the agency's sub-organizations. */
+/**
+ * The organizations the key may address (the rule of `addressOrganization`): its own first, then
+ * (with `agency:read`) the agency's sub-organizations, then (with `admin`) the other organizations
+ * its user belongs to, in the order the user joined them.
+ */
 export async function listAddressableOrganizations(
   repos: Repositories,
   principal: OrganizationPrincipal,
   caller: OrganizationRow,
 ): Promise<OrganizationRow[]> {
-  if (!caller.is_agency || !hasScope(principal.scopes, 'agency:read')) return [caller]
-  const subOrganizations = await repos.organizations.find(
-    { agency_id: caller.id },
+  const subOrganizations =
+    caller.is_agency && hasScope(principal.scopes, 'agency:read')
+      ? await repos.organizations.find(
+          { agency_id: caller.id },
+          { orderBy: { column: 'created_at' }, limit: listLimit },
+        )
+      : []
+  const listed = [caller, ...subOrganizations]
+  const seen = new Set(listed.map((organization) => organization.id))
+  for (const organization of await userOrganizations(repos, principal)) {
+    if (!seen.has(organization.id)) listed.push(organization)
+    seen.add(organization.id)
+  }
+  return listed
+}
+
+/** The organizations the key's user belongs to, if the key acts for its user elsewhere (`userRoleIn`). */
+async function userOrganizations(
+  repos: Repositories,
+  principal: OrganizationPrincipal,
+): Promise<OrganizationRow[]> {
+  const userId = userActedFor(principal)
+  if (!userId) return []
+  const memberships = await repos.memberships.find(
+    { user_id: userId },
     { orderBy: { column: 'created_at' }, limit: listLimit },
   )
-  return [caller, ...subOrganizations]
+  const organizations = await Promise.all(
+    memberships.map((membership) => repos.organizations.get({ id: membership.organization_id })),
+  )
+  return organizations.filter((organization) => organization !== undefined)
 }
 
 export interface OrganizationUpdate {

@@ -63,7 +63,6 @@ function sampleIdentification(at: string) {
       created_at: at,
       last_seen_at: at,
       personal_email: 'jane@example.org',
-      phone: '',
       facebook_url: 'https://www.facebook.com/jane.doe.example',
       twitter_url: 'https://x.com/janedoeexample',
       photo_url: 'https://example.com/jane.jpg',
