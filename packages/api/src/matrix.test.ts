@@ -178,6 +178,14 @@ function expectCsvDownload(route: Route, response: LightMyRequestResponse) {
   expect(Object.keys(operation?.responses['200']?.content ?? {})).toEqual(['text/csv'])
 }
 
+/** Where the route finds what it addresses outside its path: the field a client could leave out. */
+function namedField(route: Route): { part: 'query' | 'body'; name: string } | undefined {
+  if (route.tenancy === 'organization-query') return { part: 'query', name: 'organizationId' }
+  if (route.tenancy === 'organization-body') return { part: 'body', name: 'organizationId' }
+  if (route.tenancy === 'checkout-query') return { part: 'query', name: 'secret' }
+  return undefined
+}
+
 const header = (route: Route) => (route.auth === 'organization' ? 'x-api-key' : 'x-partner-api-key')
 const rightKey = (route: Route) => (route.auth === 'organization' ? h.boot.apiKey : h.boot.partnerKey)
 const malformed = [
@@ -284,6 +292,39 @@ describe.each(routes.map((route) => [`${route.method} ${route.path}`, route] as 
         )
         expect(response.statusCode).toBe(404)
         expect(response.json()).toEqual(errorBody(404, notFoundCode(route)))
+      },
+    )
+
+    it.runIf(namedField(route) !== undefined)(
+      'its organization id (or checkout secret) missing or malformed: 400 naming it, never 404',
+      async () => {
+        const { part, name } = namedField(route)!
+        // Missing, then malformed: a checkout secret is any non-empty string, an id a UUID.
+        const malformed = name === 'secret' ? [''] : ['not-an-id', `${h.boot.organizationId}0`]
+        const values = [undefined, ...malformed, ...(part === 'body' ? [42, [h.boot.organizationId]] : [])]
+        for (const value of values) {
+          const request = await exampleRequest(route)
+          const url = new URL(String(request.url), 'http://x')
+          let payload = request.payload as Record<string, unknown> | undefined
+          if (part === 'query') {
+            if (value === undefined) url.searchParams.delete(name)
+            else url.searchParams.set(name, String(value))
+          } else {
+            payload = { ...payload }
+            if (value === undefined) delete payload[name]
+            else payload[name] = value
+          }
+          const response = await h.server.app.inject({
+            ...request,
+            url: `${url.pathname}${url.search}`,
+            ...(payload ? { payload } : {}),
+            headers: { [header(route)]: rightKey(route) },
+          })
+          expect(response.json(), `${name}=${String(value)}`).toMatchObject({
+            ...errorBody(400, 'invalid_request'),
+            details: { issues: expect.arrayContaining([expect.objectContaining({ path: name })]) },
+          })
+        }
       },
     )
 

@@ -276,11 +276,14 @@ function endpointOperation(endpoint: EndpointDoc): OpenApiOperation {
       // A page or a file (a content type with no schema) is a string of that type.
       ...(response.schema || response.contentType
         ? {
-            content: {
-              [response.contentType ?? 'application/json']: {
-                schema: response.schema ? jsonSchema(response.schema, 'output') : { type: 'string' },
-              },
-            },
+            content: Object.fromEntries(
+              [response.contentType ?? 'application/json']
+                .flat()
+                .map((type) => [
+                  type,
+                  { schema: response.schema ? jsonSchema(response.schema, 'output') : { type: 'string' } },
+                ]),
+            ),
           }
         : {}),
     }

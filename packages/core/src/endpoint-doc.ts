@@ -23,7 +23,8 @@ export interface EndpointDoc {
   responses: readonly {
     status: number
     description: string
-    contentType?: string
+    /** The body's media type (JSON when left out); several when it depends on what is asked. */
+    contentType?: string | readonly string[]
     schema?: z.ZodType
     headers?: Record<string, string>
   }[]

@@ -170,7 +170,12 @@ export const dashboardDocs: EndpointDoc[] = [
       'the app. Every answer carries a self-only Content-Security-Policy.',
     params: z.object({ file: z.string().max(200).describe('An asset name, or a page of the app') }),
     responses: [
-      { status: 200, description: 'The asset, or the app for a page', contentType: 'text/html' },
+      {
+        status: 200,
+        description: 'The asset, or the app for a page',
+        // Whatever the build holds: every type the table above serves.
+        contentType: [...new Set(Object.values(types).map((type) => type.split(';')[0]!))],
+      },
       { status: 304, description: 'Not modified (If-None-Match)' },
     ],
     errors: ['route_not_found'],

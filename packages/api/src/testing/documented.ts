@@ -132,7 +132,9 @@ export function createDocumentChecker(document: OpenApiDocument) {
     const contentType = String(response.headers['content-type'] ?? '')
       .split(';')[0]!
       .trim()
-    const media = Object.keys(documented.content ?? {})
+    const declared = Object.keys(documented.content ?? {})
+    // Parameters aside on both sides (`text/plain; version=0.0.4` is text/plain).
+    const media = declared.map((type) => type.split(';')[0]!.trim())
     if (media.length === 0) {
       if (response.body !== '') throw new Error(`${where}: documented with no body, answered ${contentType}`)
       return
@@ -150,7 +152,7 @@ export function createDocumentChecker(document: OpenApiDocument) {
       'responses',
       status,
       'content',
-      contentType,
+      declared[media.indexOf(contentType)]!,
       'schema',
     ]
       .map(pointerToken)
