@@ -370,6 +370,16 @@ describe('/docs', () => {
     expect(page).not.toMatch(/<script|src="http|href="http|@import|url\(/)
   })
 
+  it("states each route's scopes, as the document does", () => {
+    const sections = page.split('<section class="op"').slice(1)
+    for (const route of routes) {
+      const section = sections.find((s) => s.includes(`id="${route.operationId}"`))!
+      const scopes = served.paths[`/api/v1${route.path}`]![route.method.toLowerCase()]!['x-required-scopes']!
+      const shown = scopes.map((scope) => `<code>${scope}</code>`).join(' or ')
+      expect(section, route.operationId).toContain(`scope ${shown}`)
+    }
+  })
+
   it('stays small and readable: curl first, parameters in a table, schemas folded', () => {
     // The page grows with the API (the spec has 70 endpoints); what must stay small is what each
     // operation costs: 4.6 KB on average today (the bound was 160 KB for 34 operations, 4.7 KB each).
