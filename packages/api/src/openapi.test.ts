@@ -307,6 +307,17 @@ describe('the error codes: catalogue, README, /docs and behaviour in sync', () =
     }
   })
 
+  it("the API README's route table is the route table: each route once, its key kind and scope", () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+    const table = readme.slice(readme.indexOf('## Routes'), readme.indexOf('Field by field'))
+    const rows = [
+      ...table.matchAll(/^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`?]+)[^`]*` \| (\w+) \| ([\w:]+) \|/gm),
+    ]
+    const listed = rows.map(([, method, path, key, scope]) => `${method} ${path} ${key} ${scope}`).sort()
+    const declared = routes.map((r) => `${r.method} ${r.path} ${r.auth} ${r.scope}`).sort()
+    expect(listed).toEqual(declared)
+  })
+
   it('the API README lists the codes in use, and the reserved ones apart', () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
     const errors = readme.slice(
