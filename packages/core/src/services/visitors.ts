@@ -54,7 +54,7 @@ export interface PageViewEntry {
 /**
  * The contact fields the profile shows, snake_case as stored -> camelCase as shown. Not the phone:
  * a phone is paid data, shown as the profile's `phoneNumber` once the organization's own search
- * found it (DESIGN.md, "Phone search"); rows identified before that rule may still hold one.
+ * found it (docs/decisions.md, "Phone search"); rows identified before that rule may still hold one.
  */
 const contactFields = {
   email: 'email',
