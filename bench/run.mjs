@@ -18,7 +18,13 @@ import os from 'node:os'
 import path from 'node:path'
 
 const here = import.meta.dirname
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'bench-run-'))
+// A temporary folder for the quick runs' copies of RESULTS.md, made on first use.
+let scratchDir
+const scratch = () => {
+  scratchDir ??= mkdtempSync(path.join(os.tmpdir(), 'bench-run-'))
+  return scratchDir
+}
+const removeScratch = () => scratchDir && rmSync(scratchDir, { recursive: true, force: true })
 
 /** name -> script, and the arguments of a --quick run (a function when it needs a scratch file). */
 const benches = {
@@ -28,7 +34,7 @@ const benches = {
     script: 'icp/recalculation.bench.mjs',
     quick: () => {
       // It rewrites one section of the file it is given: a copy, so the recorded one stays.
-      const out = path.join(scratch, 'icp-RESULTS.md')
+      const out = path.join(scratch(), 'icp-RESULTS.md')
       copyFileSync(path.join(here, 'icp/RESULTS.md'), out)
       return ['--visitors', '20000', '--page-views', '200000', '--rounds', '1', '--out', out]
     },
@@ -42,7 +48,7 @@ const benches = {
     script: 'api/visitor-profile.bench.mjs',
     // Its dataset is 20 page views for each of 50,000 visitors, checked before measuring: the
     // quick run keeps the 1 M page views and measures less.
-    quick: () => ['--rounds', '1', '--seconds', '2', '--out', path.join(scratch, 'api-RESULTS.md')],
+    quick: () => ['--rounds', '1', '--seconds', '2', '--out', path.join(scratch(), 'api-RESULTS.md')],
   },
   analytics: { script: 'analytics/analytics.bench.mjs', quick: ['--page-views', '200000', '--rounds', '5'] },
   lists: {
@@ -80,7 +86,7 @@ if (own.includes('--help') || own.includes('-h')) {
 if (own.includes('--list')) {
   for (const name of Object.keys(benches))
     console.log(`${name.padEnd(18)} bench/${benches[name].script} ${argsOf(name).join(' ')}`)
-  rmSync(scratch, { recursive: true, force: true })
+  removeScratch()
   process.exit(0)
 }
 
@@ -109,6 +115,6 @@ try {
     }
   }
 } finally {
-  rmSync(scratch, { recursive: true, force: true })
+  removeScratch()
 }
 process.exit(status)
