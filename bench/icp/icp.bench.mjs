@@ -3,7 +3,7 @@
 // json-rules-engine (given the equivalent rule), then 10 million synthetic visitors scored inside
 // embedded ClickHouse with toClickHouseSql. Prints Markdown: medians of several rounds and ratios.
 //
-//   cd /work/main && npx tsc -b packages/icp-engine && node bench/icp/icp.bench.mjs
+//   npm run build && node bench/icp/icp.bench.mjs
 //
 // Options: --visitors=100000 --rows=10000000 --rounds=7
 

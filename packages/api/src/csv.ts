@@ -1,4 +1,4 @@
-// CSV downloads (DESIGN.md "CSV"): RFC 4180 text in UTF-8, a header row, formula-safe cells (the
+// CSV downloads (docs/decisions.md, "CSV"): RFC 4180 text in UTF-8, a header row, formula-safe cells (the
 // rules of core's csv.ts), and a stream that pulls rows only as fast as the client reads them, so
 // memory stays flat whatever the row count.
 import { Readable } from 'node:stream'

@@ -188,7 +188,7 @@ function checkResponse(route: Route): void {
   }
   if (declaredField(route, 'bom') !== 'optional') {
     throw new Error(
-      `${route.operationId}: a CSV route takes ?bom=1 (DESIGN.md): add \`bom: bomParam\` to its query`,
+      `${route.operationId}: a CSV route takes ?bom=1 (docs/decisions.md, "CSV"): add \`bom: bomParam\` to its query`,
     )
   }
 }
@@ -255,8 +255,8 @@ async function sendCsv(route: Route, request: FastifyRequest, reply: FastifyRepl
 
 /**
  * Registers a route table; a route whose tenancy does not fit its key kind, path or query, or a CSV
- * route declared otherwise than with `csvResponse` and `bomParam`, throws. Per request (DESIGN.md's
- * order of checks): key (401) -> rate limit (429) -> scope (403) -> body parsing (400/413/415) ->
+ * route declared otherwise than with `csvResponse` and `bomParam`, throws. Per request (docs/decisions.md,
+ * "Order of checks"): key (401) -> rate limit (429) -> scope (403) -> body parsing (400/413/415) ->
  * params, query and body validation (400, every failing field named) -> tenancy (404) -> handler ->
  * the reply shaped by the response schema, so it carries exactly the documented fields (a CSV
  * route's body is streamed as is).

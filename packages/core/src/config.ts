@@ -140,8 +140,8 @@ export const configSchema = z.object({
   INGEST_BATCH_ROWS: z.coerce.number().int().min(1).max(100_000).default(1000),
   INGEST_BATCH_MS: z.coerce.number().int().min(1).max(60_000).default(200),
   // Each identification call has a fixed cost of a few store reads and inserts whatever the number
-  // of hits (about 150 ms of engine time here); 3 s of identify hits per call keep it to a few
-  // percent of ingest's CPU (bench/README.md, "Identify hits").
+  // of hits; 3 s of identify hits per call pay it rarely enough to keep it to a few percent of
+  // ingest's CPU (bench/README.md, "Identify hits").
   IDENTIFY_BATCH_MS: z.coerce.number().int().min(1).max(60_000).default(3000),
   SPOOL_MAX_BYTES: z.coerce
     .number()

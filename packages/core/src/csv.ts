@@ -1,9 +1,9 @@
-// CSV cells (DESIGN.md "CSV"): RFC 4180 quoting and the formula guard, in two forms that write the
+// CSV cells (docs/decisions.md, "CSV"): RFC 4180 quoting and the formula guard, in two forms that write the
 // same text: `csvCell` for a value in JavaScript, `csvCellSql` for a String expression the engine
 // writes itself (a large download formatted by the engine never becomes JS objects; csv.test.ts
 // checks the two agree on any string).
 
-/** What a cell may hold. Dates are written by the column as ISO 8601 strings (DESIGN.md "Time"). */
+/** What a cell may hold. Dates are written by the column as ISO 8601 strings (docs/decisions.md, "Time"). */
 export type CsvValue = string | number | boolean | null | undefined
 
 // A spreadsheet runs a cell starting with one of these as a formula (CSV injection).

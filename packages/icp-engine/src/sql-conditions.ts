@@ -148,7 +148,7 @@ function textTest(comparator: Comparator, condition: Condition, addParam: AddPar
   if (comparator === 'in' || comparator === 'has_any') {
     const p = addParam('Array(String)', textListParam(condition))
     // IN, not has(): the engine tests IN on a dictionary column's distinct values once, where has()
-    // runs per row (10 M contacts: 11 ms against 110 ms).
+    // runs per row (bench/lists/RESULTS.md, "Why the code is as it is").
     return (v) => `(${v} IN ${p})`
   }
   const p = addParam('String', fold(condition.value as string))

@@ -30,7 +30,7 @@ export const hitSchema = z.object({
   [wire.engagedMs]: number.optional(),
   [wire.maxScroll]: number.optional(),
   // An email, or the lowercase hex SHA-256 of a normalized one (a site that never sends plain
-  // addresses): both identify (DESIGN.md, "Identification").
+  // addresses): both identify (docs/decisions.md, "Identification").
   [wire.email]: z
     .string()
     .trim()

@@ -1,4 +1,4 @@
-// The billing pages a browser sees (DESIGN.md, "Billing"): with the `local` provider, the checkout
+// The billing pages a browser sees (docs/decisions.md, "Billing"): with the `local` provider, the checkout
 // page (confirm, then back to the success URL; a plan with a price then waits for the operator's
 // approval, which the page and the default "done" page say, with the command to run) and the
 // customer portal (the subscription, a cancel button); with `stripe`, the Stripe webhook route (raw

@@ -1,4 +1,4 @@
-// The integration pages a browser sees (DESIGN.md, "Integrations"): the OAuth callback an ads
+// The integration pages a browser sees (docs/decisions.md, "Integrations"): the OAuth callback an ads
 // platform sends the user back to, and the installer link of an integrator token. Pages, not JSON:
 // a person is looking at them. The `code`, `state` and installer token in their URLs are never
 // logged (the routes log at `warn` only).

@@ -1,5 +1,5 @@
 // Spec section "Visitor tracking": POST /contacts/count, the size of an audience before it is
-// saved as a list. The contacts dataset is the operator's (DESIGN.md, "Identification"), so any
+// saved as a list. The contacts dataset is the operator's (docs/decisions.md, "Identification"), so any
 // organization key may count it; the filter is the list vocabulary.
 import { countContacts, filterSchema } from '@visitor-id/core'
 import { z } from 'zod'

@@ -1,4 +1,4 @@
-// Spec section "ICP configs, organization-level". A config is a filter (DESIGN.md, "Contacts, lists
+// Spec section "ICP configs, organization-level". A config is a filter (docs/decisions.md, "Contacts, lists
 // and audiences"); creating it, or changing its filter or isActive, scores every visitor again.
 import {
   addIcpConfig,

@@ -1,5 +1,5 @@
 // Spec section "Integrations": connecting an ads platform (OAuth 2.0 with PKCE; the callback is a
-// page of the server), its ads accounts, an installer token, and flows (DESIGN.md, "Integrations").
+// page of the server), its ads accounts, an installer token, and flows (docs/decisions.md, "Integrations").
 // The work is core's (integrations/); these routes shape it.
 import {
   addressOrganization,

@@ -163,7 +163,7 @@ describe('lists', () => {
     }
     expect(await code(exportUrl(listId, randomUUID()))).toEqual([404, 'organization_not_found'])
     expect(await code(exportUrl(listId, tenant.organizationId))).toEqual([404, 'organization_not_found'])
-    // A malformed id is the client's mistake, told as such (DESIGN.md's order of checks).
+    // A malformed id is the client's mistake, told as such (docs/decisions.md, "Order of checks").
     expect(await code(exportUrl(listId, 'nope'))).toEqual([400, 'invalid_request'])
     expect(await code(exportUrl('list_000000000000000000000000'))).toEqual([404, 'list_not_found'])
     expect(await code(exportUrl(listId, tenant.organizationId), tenant.key)).toEqual([404, 'list_not_found'])

@@ -1,5 +1,5 @@
 // Spec section "Lists": saved filters with a snapshot of their members, refreshed on demand or daily,
-// and the hashed-email audience export (DESIGN.md, "Contacts, lists and audiences"). List ids are
+// and the hashed-email audience export (docs/decisions.md, "Contacts, lists and audiences"). List ids are
 // `list_` + 24 hex, which is how `GET /lists/{id}` tells a list from an organization.
 import {
   addressOrganization,

@@ -1,5 +1,5 @@
 // Spec section "Partner: custom domain": the partner's tracking domain, its DNS verification, and
-// (once verified) the host its organizations' snippets use (DESIGN.md, "Partner custom domain").
+// (once verified) the host its organizations' snippets use (docs/decisions.md, "Partner custom domain").
 import {
   appError,
   createDnsResolver,

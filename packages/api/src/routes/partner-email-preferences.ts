@@ -1,5 +1,5 @@
 // Spec section "Partner: email preferences": a partner's defaults for the lifecycle emails of the
-// organizations it manages, and each organization's overrides (DESIGN.md, "Email").
+// organizations it manages, and each organization's overrides (docs/decisions.md, "Email").
 import {
   emailPreferenceKeys,
   organizationEmailPreferences,

@@ -1,4 +1,4 @@
-// No tenant grants itself a paid plan (DESIGN.md, "Billing"): with the local provider nobody pays,
+// No tenant grants itself a paid plan (docs/decisions.md, "Billing"): with the local provider nobody pays,
 // so a checkout of a plan with a price, confirmed on its page, waits for the operator's approval
 // (the core function `billing approve` calls), and so does an upgrade; a free plan applies at once;
 // BILLING_LOCAL_AUTO_APPROVE (a single-tenant install) applies paid plans at once. Keys are a

@@ -1,4 +1,4 @@
-// A phone is paid data (DESIGN.md, "Phone search"): a person of the contacts dataset whose contact
+// A phone is paid data (docs/decisions.md, "Phone search"): a person of the contacts dataset whose contact
 // has a phone, identified by a standard organization and two B2B ones (all managed by the
 // bootstrap partner, whose identification webhook goes to a receiver here). Every read route of the
 // route table, the CSV downloads, the contacts count, every webhook delivery and the dashboard's

@@ -215,7 +215,7 @@ describe('GET /visitor-tracking/{id}/installation/script/{type}', () => {
     expect(unknown.statusCode).toBe(400)
     expect(paths(unknown.json())).toEqual(['type'])
     const tenant = await h.createTenant()
-    // The request's shape is checked before what it addresses (DESIGN.md's order of checks).
+    // The request's shape is checked before what it addresses (docs/decisions.md, "Order of checks").
     const unknownForeign = await h.request({
       method: 'GET',
       url: vt(h.boot.organizationId, '/installation/script/wordpress'),

@@ -10,7 +10,7 @@ export const pathId = (description: string) => z.string().min(1).max(64).describ
 /**
  * An organization id, wherever a request names one (path, query or body): a UUID, in any case.
  * Missing or malformed is 400 `invalid_request` naming the field, checked before the organization
- * is looked up (DESIGN.md's order of checks: 400 before 404); a well-formed id of an organization
+ * is looked up (docs/decisions.md, "Order of checks": 400 before 404); a well-formed id of an organization
  * the key may not address is 404.
  */
 export const organizationIdField = z
@@ -25,7 +25,7 @@ const errorCodes = Object.keys(errorCatalogue) as [
   ...(keyof typeof errorCatalogue)[],
 ]
 
-/** The one error body (DESIGN.md): Fastify's shape plus a stable string code. */
+/** The one error body (docs/decisions.md, "Error body"): Fastify's shape plus a stable string code. */
 export const errorBodySchema = z
   .object({
     statusCode: z.number().int(),
@@ -58,7 +58,7 @@ export const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
   .max(2048, 'must be at most 2048 characters')
 
-/** DESIGN.md pagination: `page` from 1, `limit` 1..500 (default 25). */
+/** Pagination (docs/decisions.md, "Pagination"): `page` from 1, `limit` 1..500 (default 25). */
 export const paginationQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).default(1).describe('Page number, from 1'),
   limit: z.coerce.number().int().min(1).max(500).default(25).describe('Items per page (at most 500)'),
@@ -93,7 +93,7 @@ export function isRangeBound(value: string): boolean {
 
 /**
  * A `from` or `to` query value: ISO 8601 or YYYY-MM-DD, as an ISO 8601 UTC string. A date alone
- * means the start of that day for `from` and its end for `to` (DESIGN.md, "Time").
+ * means the start of that day for `from` and its end for `to` (docs/decisions.md, "Time").
  */
 export function rangeBound(edge: 'from' | 'to') {
   return z

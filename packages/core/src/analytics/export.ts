@@ -1,8 +1,9 @@
 // The statistics downloads (GET /companies/download) as CSV lines the engine writes: companies and
 // visitors in slices of about 50,000 ids, one statement per slice with the details joined in, its
-// answer the slice's lines as text. No row becomes a JS object (50,000 rows as JSON objects cost
-// four times the statement that computed them), and memory stays flat however many rows the range
-// holds: a slice in hand and the next one being written.
+// answer the slice's lines as text. No row becomes a JS object (handing rows over as JSON objects
+// cost several times the statement that computed them: bench/analytics/RESULTS.md, "Why the code
+// is as it is"), and memory stays flat however many rows the range holds: a slice in hand and the
+// next one being written.
 import { csvCellSql, isoCellSql } from '../csv.js'
 import type { QueryParams, Store } from '../store/client.js'
 import {
@@ -77,8 +78,8 @@ const lineSql = (cells: Readonly<Record<string, string>>, fields: readonly strin
 const sliceSample = 4096
 /**
  * The most rollup rows a slice reads: a slice's memory is its rows' (a company's distinct visitors
- * and sessions are hashed), and 50,000 companies can hold every visitor of the range (at 100 M
- * page views, 810 MB for the companies download in one slice).
+ * and sessions are hashed), and a slice of 50,000 companies can hold every visitor of the range,
+ * so a bound on ids alone does not bound memory (bench/analytics/RESULTS.md, "100 M page views").
  */
 const sliceRows = 2_000_000
 

@@ -185,8 +185,8 @@ export async function settleFirstHours(
     )
   }
   // A full settle leaves a part per slice in each month, which the engine's merge selector leaves
-  // as they are (measured: none merged in two minutes at 10 M page views); the statistics read
-  // the rows and their counts, so they are merged now (7 s and 3 s at 10 M page views).
+  // as they are; the statistics read the rows and their counts, and read them faster merged, so
+  // they are merged now, once (bench/analytics/RESULTS.md, "Why the code is as it is").
   if (full) {
     const target = { database: store.database, cluster: store.cluster }
     for (const table of ['first_hours', 'first_hour_counts']) {

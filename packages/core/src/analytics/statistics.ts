@@ -87,9 +87,9 @@ function countColumns(query: StatisticsQuery): '' | 'icp_' | undefined {
 
 /**
  * For the statements a request runs side by side: one engine thread each, so two or three of them
- * share the cores instead of each asking for all of them (measured 10-15 % faster for everyone's
- * totals). Not for an audience's: probing a config's set row by row measured 5-10 % faster on all
- * threads, and the ICP audience's sums measured the same either way (29 against 29-32 ms).
+ * share the cores instead of each asking for all of them. Not for an audience's: probing a
+ * config's set row by row is faster on all threads (bench/analytics/RESULTS.md, "Why the code is
+ * as it is").
  */
 const sideBySide = (query: StatisticsQuery) => (hasAudience(query) ? '' : 'SETTINGS max_threads = 1')
 
@@ -129,8 +129,8 @@ export interface Totals {
 
 /**
  * Totals over the range from its `first_hours` rows: each visitor and session counts by its first
- * active hour in the range, so no figure needs a hash table of the range's visitors or sessions
- * (one was 25-45 ms at 10 M page views). Everyone's and the ICP audience's figures are sums of
+ * active hour in the range, so no figure needs a hash table of the range's visitors or sessions,
+ * whose cost grows with the range. Everyone's and the ICP audience's figures are sums of
  * `first_hour_counts`; another audience's, of its rows. The companies are the distinct ones of
  * `company_hours` (read in its order), or of the audience's (company, visitor) rows. A session's
  * duration within the range is the span of its first row plus, for each later row, its last hit
@@ -542,8 +542,9 @@ const companyProfiles = (store: Store, ids: readonly string[]) =>
   )
 
 /**
- * The names and domains of some companies, by id: only the two columns a visitors page shows (a
- * point read of every profile column measured 7.8 ms against 4.5 at 10 M page views).
+ * The names and domains of some companies, by id: only the two columns a visitors page shows, since
+ * a point read pays for every column it selects (bench/analytics/RESULTS.md, "Why the code is as
+ * it is").
  */
 const companyNames = (store: Store, ids: readonly string[]) =>
   companiesById<Pick<CompanyProfile, 'id' | 'name' | 'domain'>>(store, ids, 'id, name, domain')

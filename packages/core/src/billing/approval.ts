@@ -1,4 +1,4 @@
-// The operator's consent to a paid plan with the `local` provider (DESIGN.md, "Billing": no tenant
+// The operator's consent to a paid plan with the `local` provider (docs/decisions.md, "Billing": no tenant
 // obtains a paid plan, credits or `plus_employee` without paying or the operator's consent). A
 // checkout of a plan with a price, once confirmed on its page, and an upgrade of a running
 // subscription wait as pending sessions until the operator approves them (`billing approve`, which

@@ -1,4 +1,4 @@
-// Subscription billing (DESIGN.md, "Billing"; spec "Payments"): the routes' operations over a
+// Subscription billing (docs/decisions.md, "Billing"; spec "Payments"): the routes' operations over a
 // provider (local or Stripe) and the store's copy of each organization's subscription. Whatever
 // path a change takes (the process route, an update or cancel, a Stripe webhook, a local renewal),
 // it ends in `applySubscription` / `applyInvoice`, which are idempotent: the copy follows the

@@ -1,4 +1,4 @@
-// The `local` billing provider (DESIGN.md, "Billing"): for self-hosters who do not charge. Checkout
+// The `local` billing provider (docs/decisions.md, "Billing"): for self-hosters who do not charge. Checkout
 // and the customer portal are pages of this server (packages/server, billing-pages.ts). Nobody pays
 // here, so the operator's consent stands in for payment: confirming a checkout of a free plan starts
 // the subscription at once, "paid" by a zero-cost invoice, but a plan with a price waits for the

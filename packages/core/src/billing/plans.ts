@@ -1,4 +1,4 @@
-// Subscription plans (DESIGN.md, "Billing"): from PLANS_FILE (a JSON array) or the built-in two, a
+// Subscription plans (docs/decisions.md, "Billing"): from PLANS_FILE (a JSON array) or the built-in two, a
 // standard plan and a B2B one. A plan is one provider price: with Stripe, `productId` and `priceId`
 // are the ids of a Product and a recurring Price made in its dashboard.
 import { readFileSync } from 'node:fs'

@@ -1,4 +1,4 @@
-// The billing provider port (DESIGN.md, "Billing"): what the billing service asks of a payment
+// The billing provider port (docs/decisions.md, "Billing"): what the billing service asks of a payment
 // provider, whatever it is. Two adapters: `local` (this server's own pages, for self-hosters who do
 // not charge) and `stripe` (the official SDK). The provider is the source of truth for a
 // subscription; the service keeps a copy per organization and acts on the differences.

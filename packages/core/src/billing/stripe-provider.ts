@@ -1,4 +1,4 @@
-// The `stripe` billing provider (DESIGN.md, "Billing"): the port spoken with Stripe's official SDK.
+// The `stripe` billing provider (docs/decisions.md, "Billing"): the port spoken with Stripe's official SDK.
 // It only translates: Stripe objects in, the port's objects out; what to do with them is the billing
 // service's business. Stripe's 404s (`resource_missing`) become `undefined`; every other SDK error
 // becomes `billing_provider_error` (502). The API version is pinned, so the objects' shapes are the ones the SDK's

@@ -1,4 +1,4 @@
-// A partner's custom domain (DESIGN.md, "Partner custom domain"): a hostname of the partner's,
+// A partner's custom domain (docs/decisions.md, "Partner custom domain"): a hostname of the partner's,
 // pointed at the service by a CNAME, from which ingest serves the pixel and the collect endpoints
 // for the partner's organizations (and Caddy gets it a certificate on demand). One domain per
 // partner; setting another one starts unverified again. A domain is served only once a DNS check

@@ -1,4 +1,4 @@
-// The DNS check of a partner's custom domain (DESIGN.md, "Partner custom domain"): does the domain
+// The DNS check of a partner's custom domain (docs/decisions.md, "Partner custom domain"): does the domain
 // point to the service? A CNAME to the target does; so, at an apex where a CNAME is not allowed,
 // do A/AAAA records equal to the target's (the provider's CNAME flattening, ALIAS or ANAME record
 // copies them). The answer is put in words, for the partner: what DNS said instead.

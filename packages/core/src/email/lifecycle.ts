@@ -1,4 +1,4 @@
-// Lifecycle emails (DESIGN.md, "Email"): a trigger (an event of the organization) becomes one job
+// Lifecycle emails (docs/decisions.md, "Email"): a trigger (an event of the organization) becomes one job
 // per recipient (the organization's owner and members), and each job sends one message, checking
 // the organization's effective preference when it runs. An SMTP outage fails the job, which the
 // queue retries with backoff: mail waits, nothing else does, and a recipient already mailed is

@@ -1,4 +1,4 @@
-// The lifecycle emails' words (DESIGN.md, "Email"): one small template per preference key, each a
+// The lifecycle emails' words (docs/decisions.md, "Email"): one small template per preference key, each a
 // subject, a few plain-text paragraphs, optional detail rows and an optional link. One layout turns
 // that into the text part and the HTML part, so both always say the same thing. Templates only
 // ever produce plain text: the layout HTML-escapes every paragraph and value as a whole, so a

@@ -1,4 +1,4 @@
-// Signed one-click unsubscribe links (DESIGN.md, "Email"; RFC 8058). The link itself is the
+// Signed one-click unsubscribe links (docs/decisions.md, "Email"; RFC 8058). The link itself is the
 // credential: whoever holds it may turn one email kind off for one organization, nothing more. So
 // the token names exactly that (organization, key, recipient) and is signed with HMAC-SHA256; the
 // route verifies it and needs no session (mail clients POST it with no cookies).

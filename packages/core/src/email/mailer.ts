@@ -1,4 +1,4 @@
-// How lifecycle emails leave (DESIGN.md, "Email"): through SMTP_URL with nodemailer, or, without
+// How lifecycle emails leave (docs/decisions.md, "Email"): through SMTP_URL with nodemailer, or, without
 // it, as `.eml` files under DATA_DIR/mail so a development or self-hosted install without a mail
 // server still shows what it would have sent. `send` either delivers or rejects, fast: sending
 // runs inside jobs that retry, so an SMTP outage only delays mail, and a short timeout keeps a dead

@@ -1,4 +1,4 @@
-// Email preferences (spec: "Email preferences"; DESIGN.md, "Email"): which lifecycle emails an
+// Email preferences (spec: "Email preferences"; docs/decisions.md, "Email"): which lifecycle emails an
 // organization gets. A partner's values are the defaults of the organizations it manages; an
 // organization's own value wins; every key is enabled when nobody set it.
 import { nextVersion } from '../ids.js'

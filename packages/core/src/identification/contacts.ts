@@ -196,9 +196,10 @@ export async function findContactsByKeys(
   const found = new Map<string, ContactRow>()
   if (byKey.size === 0) return found
   // The live version of each row as FINAL would give it (the highest version, unless deleted),
-  // read with LIMIT 1 BY: FINAL costs 2.5 times as much here (150 keys scattered over a million
-  // contacts: 150 against 60 ms). Each contact as its card (migration 0019): one column to read
-  // instead of 35.
+  // read with LIMIT 1 BY: for a few keys scattered over many contacts FINAL merges far more than
+  // the rows asked for. Each contact as its card (migration 0019): one column to read instead of
+  // 35, so one compressed block per contact instead of one per column (bench/README.md,
+  // "Contacts import" and "Identify hits").
   const rows = await store.query<{ lookup_key: string; card: string }>(
     `SELECT k.key AS lookup_key, c.card AS card
      FROM (

@@ -1,4 +1,4 @@
-// Domain events (DESIGN.md, "Identification": Events). An event is stored before anything acts on
+// Domain events (docs/decisions.md, "Identification": events). An event is stored before anything acts on
 // it, under an id made from what it is about, so storing it twice (two processes at once, a replay
 // after a crash) keeps one. A dispatcher hands stored events to the job queue and marks them
 // dispatched once its consumers ran; a crash in between dispatches it again under the same job id,

@@ -1,4 +1,4 @@
-// Identify to person (DESIGN.md, "Identification"): an identify hit (site-supplied email or a
+// Identify to person (docs/decisions.md, "Identification"): an identify hit (site-supplied email or a
 // captured form) matches a contact by email, personal email or the SHA-256 of either; the visitor
 // takes the contact's fields and company, and `identified_at` once. The first identification of a
 // visitor as a person costs 1 credit (at most once per visitor), and only while the balance allows
@@ -90,7 +90,7 @@ async function companiesByDomain(store: Store, domains: string[]): Promise<Map<s
 }
 
 /**
- * The visitor's contact fields from its contact, all but the phone: a phone is paid data (DESIGN.md,
+ * The visitor's contact fields from its contact, all but the phone: a phone is paid data (docs/decisions.md,
  * "Phone search"), which an organization gets from a search of its own (phone/search.ts), never
  * from identification; the dataset provider reads it from the contact when a search asks.
  */

@@ -1,4 +1,4 @@
-// The ads API an integration talks to once connected (DESIGN.md, "Integrations"): one small,
+// The ads API an integration talks to once connected (docs/decisions.md, "Integrations"): one small,
 // provider-neutral contract, documented in packages/api/README.md ("Integrations"), that a
 // platform's API (or a thin adapter in front of it) speaks:
 //   GET  {api}/accounts                          -> { accounts: [{ id, name }] }

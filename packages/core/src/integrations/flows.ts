@@ -1,4 +1,4 @@
-// Integration flows (DESIGN.md, "Integrations"): a trigger and actions. A flow runs when a stored
+// Integration flows (docs/decisions.md, "Integrations"): a trigger and actions. A flow runs when a stored
 // event of its trigger's type happens in its organization (`list.refreshed`, `visitor.identified`,
 // `icp.matched`): the event consumer runs the matching flows one after the other and writes a run
 // log row per run. A run is keyed by flow and event, so an event consumed twice (a crash before its

@@ -1,4 +1,4 @@
-// Ad-platform integrations (DESIGN.md, "Integrations"): connecting an organization to an ads
+// Ad-platform integrations (docs/decisions.md, "Integrations"): connecting an organization to an ads
 // platform with OAuth 2.0 (authorization code + PKCE), keeping its tokens sealed at rest and fresh,
 // listing its ads accounts and the one selected. The `state` of an authorization is a random token
 // kept 10 minutes in the coordination key-value store (Redis when set), bound to the organization

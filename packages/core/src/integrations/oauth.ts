@@ -1,4 +1,4 @@
-// OAuth 2.0 with an ads platform (DESIGN.md, "Integrations"): authorization code with PKCE (S256),
+// OAuth 2.0 with an ads platform (docs/decisions.md, "Integrations"): authorization code with PKCE (S256),
 // through oauth4webapi (RFC-conformant checks of every response). The authorization server is
 // described by the configured URLs (no discovery: ads platforms rarely publish it). Plain http is
 // allowed only for loopback addresses (a local test server), never for a remote one.

@@ -1,4 +1,4 @@
-// Secrets at rest (DESIGN.md, "Integrations"): the OAuth tokens of integrations are stored sealed
+// Secrets at rest (docs/decisions.md, "Integrations"): the OAuth tokens of integrations are stored sealed
 // with AES-256-GCM under a key derived from SECRET_KEY (HKDF-SHA256), one random 96-bit IV per
 // value; the authentication tag makes a changed or swapped value fail to open rather than decrypt to
 // garbage. The associated data binds a value to where it is stored (organization and type), so a

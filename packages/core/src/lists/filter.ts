@@ -1,5 +1,5 @@
 // The filter vocabulary shared by lists, the contact count and organization-level ICP configs
-// (DESIGN.md, "Contacts, lists and audiences"). Each non-empty key is a condition: membership in
+// (docs/decisions.md, "Contacts, lists and audiences"). Each non-empty key is a condition: membership in
 // the listed values, case-insensitive (`job_titles`: a substring of the title); keys combine with AND.
 import { z } from 'zod'
 

@@ -1,4 +1,4 @@
-// Saved lists (DESIGN.md, "Contacts, lists and audiences"): a filter plus a snapshot of the contacts
+// Saved lists (docs/decisions.md, "Contacts, lists and audiences"): a filter plus a snapshot of the contacts
 // it matched at its last refresh. A refresh writes the members to `list_members` under a new
 // snapshot id in one INSERT ... SELECT (the engine does the work; nothing passes through this
 // process), counts them in one query, then points the list at the new snapshot. The counts and the

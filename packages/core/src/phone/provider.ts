@@ -1,4 +1,4 @@
-// The phone provider port (DESIGN.md, "Phone search"): who finds a person's phone. A search runs as
+// The phone provider port (docs/decisions.md, "Phone search"): who finds a person's phone. A search runs as
 // a job and asks its provider once per try; the provider answers at once, or later through a
 // callback or when polled. Adapters: `dataset` (the contacts dataset, the default) and `http` (a
 // generic enrichment API), chosen by PHONE_PROVIDER.

@@ -1,4 +1,4 @@
-// Phone search (spec: "Phone search" rows of "States and transitions"; DESIGN.md, "Phone search").
+// Phone search (spec: "Phone search" rows of "States and transitions"; docs/decisions.md, "Phone search").
 //
 //   not_started --start--> ongoing --found--> found          (5 credits charged, visitor.phone_revealed)
 //                             |  \--not found--> not_found  (free; never searched again, by anyone)

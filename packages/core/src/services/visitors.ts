@@ -54,7 +54,7 @@ export interface PageViewEntry {
 /**
  * The contact fields the profile shows, snake_case as stored -> camelCase as shown. Not the phone:
  * a phone is paid data, shown as the profile's `phoneNumber` once the organization's own search
- * found it (DESIGN.md, "Phone search"); rows identified before that rule may still hold one.
+ * found it (docs/decisions.md, "Phone search"); rows identified before that rule may still hold one.
  */
 const contactFields = {
   email: 'email',
@@ -238,10 +238,10 @@ SETTINGS max_threads = 1`
  * The same read for several visitors of one organization at once (identification's events),
  * optionally of some sessions only: their rows and the identity rows are found by the sorting key
  * alone, where every session of a visitor would be merged from every part that holds one. The
- * states are merged by GROUP BY, not FINAL: for a few hundred visitors whose sessions are still
- * spread over fresh parts (identification reads them seconds after their hits), FINAL took
- * 490-820 ms where grouping the same rows takes 40-80 ms, with the same result (bench/README.md,
- * "Identify hits"). Inner names differ from the columns they merge, so no alias shadows a column.
+ * states are merged by GROUP BY, not FINAL: identification reads a few hundred visitors whose
+ * sessions are still spread over fresh parts, seconds after their hits, and there FINAL costs
+ * about ten times the grouping of the same rows, with the same result (bench/README.md, "Identify
+ * hits"). Inner names differ from the columns they merge, so no alias shadows a column.
  */
 const profilesSql = (sessionsOnly: boolean) => `
 SELECT toString(visitor_id) AS visitor, toString(session_id) AS id, first_hit AS started_at,

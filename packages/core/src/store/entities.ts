@@ -192,7 +192,7 @@ export interface IcpConfigRow {
 
 /** A saved list (migration 0011): its filter and the figures of its last refresh. */
 export interface ListRow {
-  /** `list_` + 24 hex (DESIGN.md, "Ids"). */
+  /** `list_` + 24 hex (docs/decisions.md, "Ids"). */
   id: string
   organization_id: string
   name: string

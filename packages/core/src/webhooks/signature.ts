@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { safeEqual } from '../ids.js'
 
-// How a webhook delivery proves it comes from us (DESIGN.md, "Partner webhooks"). Two schemes,
+// How a webhook delivery proves it comes from us (docs/decisions.md, "Partner webhooks"). Two schemes,
 // both HMAC-SHA256 keyed with the UTF-8 bytes of the partner's secret:
 // - `X-Service-Signature`: lowercase hex over the raw body, what the API spec promises;
 // - Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>` over

@@ -1,4 +1,4 @@
-// Partner webhooks (DESIGN.md, "Partner webhooks"): each event of an organization goes to the
+// Partner webhooks (docs/decisions.md, "Partner webhooks"): each event of an organization goes to the
 // partner that manages it, signed, retried on a schedule, every attempt logged.
 //
 // The outbox is the store: `enqueueWebhookEvent` writes a delivery row, and the dispatcher (a

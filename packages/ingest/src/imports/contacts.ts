@@ -239,9 +239,9 @@ export async function importContacts(options: ImportOptions): Promise<ImportRepo
   await flush()
   await writing // the last batch
   if (failure) throw failure.error
-  // Counts and list refreshes read `contact_facets FINAL`, nearly free over one part and ten times
-  // slower over the several parts an import leaves (DESIGN.md's read path; migration 0011): merge
-  // them now, once, rather than on every read (about 6 s for 10 M contacts).
+  // Counts and list refreshes read `contact_facets FINAL`, nearly free over one part and costly
+  // over the several parts an import leaves (docs/decisions.md, "The read path"; migration 0011):
+  // merge them now, once, rather than on every read (bench/lists/RESULTS.md).
   if (report.imported > 0) await options.store.command('OPTIMIZE TABLE contact_facets FINAL')
   report.rejected = report.rejects.length
   progress()
