@@ -91,7 +91,7 @@ function countColumns(query: StatisticsQuery): '' | 'icp_' | undefined {
  * config's set row by row is faster on all threads (bench/analytics/RESULTS.md, "Why the code is
  * as it is").
  */
-const sideBySide = (query: StatisticsQuery) => (hasAudience(query) ? '' : 'SETTINGS max_threads = 1')
+const oneThreadUnlessAudience = (query: StatisticsQuery) => (hasAudience(query) ? '' : 'SETTINGS max_threads = 1')
 
 /**
  * A `first_hours` row that is its key's first active hour in the range: the key counts once in the
@@ -152,7 +152,7 @@ export async function statisticsTotals(store: Store, query: StatisticsQuery): Pr
       `${companyRows.with}
       SELECT count() AS companies
       FROM (${hasAudience(query) ? liveCompanies(companyRows.from) : `SELECT DISTINCT company_id ${companyRows.from}`})
-      ${sideBySide(query)}`,
+      ${oneThreadUnlessAudience(query)}`,
       companyRows.params,
     ),
   ])
@@ -223,7 +223,7 @@ async function countTotals(store: Store, query: StatisticsQuery, columns: '' | '
       sumIf(${columns}page_view_count, kind = 'session') AS page_views,
       sumIf(${columns}engaged_ms, kind = 'session') AS engaged_ms
     ${s.from}
-    ${sideBySide(query)}`,
+    ${oneThreadUnlessAudience(query)}`,
     s.params,
   )
   return row
