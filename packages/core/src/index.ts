@@ -172,19 +172,6 @@ export {
 } from './email/preferences.js'
 export type { EndpointDoc } from './endpoint-doc.js'
 export { AppError, appError, type ErrorCode, type ErrorEntry, errorCatalogue, reservedFor } from './errors.js'
-export { type ErrorBody, toErrorBody } from './http-errors.js'
-export * from './icp/index.js'
-export {
-  type ContactField,
-  type ContactRow,
-  contactFields,
-  contactsTable,
-  emailKey,
-  emailMaxLength,
-  emailSha256,
-  findContactsByKeys,
-  normalizeEmail,
-} from './identification/contacts.js'
 export {
   appendEvents,
   appendNewEvents,
@@ -201,7 +188,28 @@ export {
   readEvents,
   type StoredEvent,
   startEventProcessing,
-} from './identification/events.js'
+} from './events/events.js'
+export {
+  type CompanyFilter,
+  type ContactFilter,
+  companyFilterSchema,
+  contactFilterSchema,
+  type Filter,
+  filterSchema,
+} from './filters/filter.js'
+export { type ErrorBody, toErrorBody } from './http-errors.js'
+export * from './icp/index.js'
+export {
+  type ContactField,
+  type ContactRow,
+  contactFields,
+  contactsTable,
+  emailKey,
+  emailMaxLength,
+  emailSha256,
+  findContactsByKeys,
+  normalizeEmail,
+} from './identification/contacts.js'
 export {
   createIdentifiedVisitors,
   type IdentifiedVisitors,
@@ -258,17 +266,8 @@ export {
   requestInstall,
   selectAdsAccount,
 } from './integrations/integrations.js'
-export { type SecretBox, secretBox } from './integrations/secret-box.js'
 export { countContacts } from './lists/contact-count.js'
 export { type ContactMatch, contactMatch } from './lists/contact-match.js'
-export {
-  type CompanyFilter,
-  type ContactFilter,
-  companyFilterSchema,
-  contactFilterSchema,
-  type Filter,
-  filterSchema,
-} from './lists/filter.js'
 export {
   type AutoUpdateStatus,
   autoRefreshIntervalMs,
@@ -306,6 +305,7 @@ export {
   sweepPhoneSearches,
   toE164,
 } from './phone/index.js'
+export { type SecretBox, secretBox } from './secret-box/secret-box.js'
 export {
   addressOrganization,
   addressPartnerOrganization,

@@ -91,7 +91,8 @@ function countColumns(query: StatisticsQuery): '' | 'icp_' | undefined {
  * config's set row by row is faster on all threads (bench/analytics/RESULTS.md, "Why the code is
  * as it is").
  */
-const oneThreadUnlessAudience = (query: StatisticsQuery) => (hasAudience(query) ? '' : 'SETTINGS max_threads = 1')
+const oneThreadUnlessAudience = (query: StatisticsQuery) =>
+  hasAudience(query) ? '' : 'SETTINGS max_threads = 1'
 
 /**
  * A `first_hours` row that is its key's first active hour in the range: the key counts once in the

@@ -4,8 +4,8 @@ import { type RulesIssue, safeParseRules } from '@visitor-id/icp-engine'
 import type { Locks } from '../coordination/ports.js'
 import { withLock } from '../coordination/with-lock.js'
 import { appError } from '../errors.js'
+import { type Filter, filterSchema } from '../filters/filter.js'
 import { randomToken } from '../ids.js'
-import { type Filter, filterSchema } from '../lists/filter.js'
 import type { IcpConfigRow, Repositories } from '../store/entities.js'
 
 export type IcpConfigKind = IcpConfigRow['kind']

@@ -2,7 +2,7 @@
 // side decides the config's match (`icp`), the contact side its persona match; a side without keys
 // matches nobody.
 import type { ConditionType } from '@visitor-id/icp-engine'
-import type { Filter } from '../lists/filter.js'
+import type { Filter } from '../filters/filter.js'
 
 interface RuleCondition {
   type: ConditionType

@@ -4,7 +4,7 @@
 // window since the last one.
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination } from '../coordination/ports.js'
-import { appendNewEvents, eventIdOf } from '../identification/events.js'
+import { appendNewEvents, eventIdOf } from '../events/events.js'
 import type { Store } from '../store/client.js'
 import type { IcpConfigRow, Repositories } from '../store/entities.js'
 import { organizationIcpConfigs } from './configs.js'

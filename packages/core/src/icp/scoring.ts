@@ -2,8 +2,8 @@
 // compiled by the ICP engine's toClickHouseSql. The same statement scores all visitors (a
 // recalculation) or only those that changed in a window (incremental re-scoring).
 import { type ClickHouseRules, parseRules, type Rules, toClickHouseSql } from '@visitor-id/icp-engine'
+import { filterSchema } from '../filters/filter.js'
 import { nextVersion } from '../ids.js'
-import { filterSchema } from '../lists/filter.js'
 import type { QueryParams, Store } from '../store/client.js'
 import type { IcpConfigRow } from '../store/entities.js'
 import { factColumns, factsQuery } from './facts.js'

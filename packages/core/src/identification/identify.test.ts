@@ -2,6 +2,7 @@
 // event, exactly once however often and however concurrently a visitor is identified.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { creditBalance, grantCredits } from '../credits/ledger.js'
+import { readEvents } from '../events/events.js'
 import { newId, sha256Hex } from '../ids.js'
 import { createOrganization, createUser } from '../services/tenancy.js'
 import { getVisitorProfile } from '../services/visitors.js'
@@ -10,7 +11,6 @@ import { createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { storedTime } from '../store/time.js'
 import { tempDir } from '../testing/temp-dir.js'
-import { readEvents } from './events.js'
 import { createIdentifiedVisitors } from './identified-visitors.js'
 import { type IdentifyHit, identifyVisitors } from './identify.js'
 

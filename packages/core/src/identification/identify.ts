@@ -7,11 +7,11 @@
 // before the visitor row says it is identified: a crash in between stores it again under the
 // same id on the replay, never loses it, never doubles it.
 import { chargeIdentifications, creditThresholdsCrossed, type LastGrant } from '../credits/ledger.js'
+import { appendEvents, eventIdOf, type StoredEvent } from '../events/events.js'
 import { nextVersion } from '../ids.js'
 import type { Store } from '../store/client.js'
 import { blankContactFields, type Repositories, type VisitorRow, visitorsTable } from '../store/entities.js'
 import { type ContactRow, emailKey, findContactsByKeys, normalizeEmail } from './contacts.js'
-import { appendEvents, eventIdOf, type StoredEvent } from './events.js'
 import type { IdentifiedVisitors } from './identified-visitors.js'
 import { visitorEvents } from './visitor-events.js'
 

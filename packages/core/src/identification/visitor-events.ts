@@ -1,11 +1,12 @@
 // Visitor events with the whole identification payload (spec section "Events"): `visitor.identified`
 // when identification first knows a visitor, `visitor.phone_revealed` when a phone search finds
 // its phone. One read of the visitors' timelines and one of their companies for all of them.
+
+import { eventIdOf, type StoredEvent } from '../events/events.js'
 import { organizationIcpConfigs } from '../icp/configs.js'
 import { getVisitorProfiles } from '../services/visitors.js'
 import type { Store } from '../store/client.js'
 import { type CompanyRow, companiesTable, type Repositories, type VisitorRow } from '../store/entities.js'
-import { eventIdOf, type StoredEvent } from './events.js'
 import { type IdentificationEventType, identificationPayload } from './payload.js'
 
 const companyColumns = Object.keys(companiesTable.columns).join(', ')

@@ -7,7 +7,7 @@
 // first run, kept in the flow's state), in batches; `webhook.call` posts the event, signed.
 import { z } from 'zod'
 import { appError } from '../errors.js'
-import { type ConsumedEvent, storedEventOf } from '../identification/events.js'
+import { type ConsumedEvent, storedEventOf } from '../events/events.js'
 import { randomToken } from '../ids.js'
 import {
   findList,

@@ -8,6 +8,7 @@ import type { Coordination } from '../coordination/ports.js'
 import { withLock } from '../coordination/with-lock.js'
 import { appError } from '../errors.js'
 import { nextVersion, randomToken, sha256Hex } from '../ids.js'
+import { secretBox } from '../secret-box/secret-box.js'
 import type { Store } from '../store/client.js'
 import { storedTime } from '../store/time.js'
 import { type AdsAccount, listAdsAccounts } from './ads-api.js'
@@ -19,7 +20,6 @@ import {
   refreshTokens,
   type TokenSet,
 } from './oauth.js'
-import { secretBox } from './secret-box.js'
 
 export const integrationTypes = ['searchAds', 'socialAds'] as const
 export type IntegrationType = (typeof integrationTypes)[number]

@@ -1,8 +1,9 @@
 // POST /contacts/count: how many contacts of the contacts dataset a filter matches
 // (contact-match.ts says what "matches" means).
+
+import type { Filter } from '../filters/filter.js'
 import type { Store } from '../store/client.js'
 import { contactMatch } from './contact-match.js'
-import type { Filter } from './filter.js'
 
 /**
  * The number of live contacts the filter matches; no filter (or empty sides) counts them all.

@@ -9,10 +9,10 @@
 // its company id, else of its company domain) is one of the matching companies' keys: an integer
 // set lookup per contact instead of a join of every contact with its company.
 import { parseRules, toClickHouseSql } from '@visitor-id/icp-engine'
+import type { Filter } from '../filters/filter.js'
 import { factColumns } from '../icp/facts.js'
 import { filterToRules } from '../icp/filter-rules.js'
 import type { QueryParams } from '../store/client.js'
-import type { Filter } from './filter.js'
 
 /** A `WHERE` clause ('' for every contact) and its parameters. */
 export interface ContactMatch {

@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { AppError } from '../errors.js'
+import type { Filter } from '../filters/filter.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories, type ListRow, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { tempDir } from '../testing/temp-dir.js'
-import type { Filter } from './filter.js'
 import {
   autoUpdateStatus,
   deleteList,

@@ -3,7 +3,7 @@
 import type { Config } from '../config.js'
 import type { Coordination } from '../coordination/ports.js'
 import { AppError } from '../errors.js'
-import type { EventJob } from '../identification/events.js'
+import type { EventJob } from '../events/events.js'
 import type { Store } from '../store/client.js'
 import type { Repositories } from '../store/entities.js'
 import { createDatasetPhoneProvider } from './dataset-provider.js'

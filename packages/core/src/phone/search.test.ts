@@ -8,7 +8,7 @@ import { createCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { createRedisCoordination } from '../coordination/redis.js'
 import { creditBalance, grantCredits } from '../credits/ledger.js'
-import { readEvents } from '../identification/events.js'
+import { readEvents } from '../events/events.js'
 import { createOrganization, createUser } from '../services/tenancy.js'
 import { createStore, type Store } from '../store/client.js'
 import {

@@ -25,7 +25,7 @@ import {
   reserveCredits,
 } from '../credits/ledger.js'
 import { appError } from '../errors.js'
-import { appendEvents } from '../identification/events.js'
+import { appendEvents } from '../events/events.js'
 import { visitorEvents } from '../identification/visitor-events.js'
 import { nextVersion, randomToken } from '../ids.js'
 import type { Store } from '../store/client.js'

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCoordination } from '../coordination/index.js'
-import { secretBox } from '../integrations/secret-box.js'
+import { secretBox } from '../secret-box/secret-box.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'

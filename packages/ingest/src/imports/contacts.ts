@@ -6,8 +6,8 @@
 // from the contacts insert itself, so a row is never written half.
 import { type ContactField, contactFields, nextVersion, normalizeEmail } from '@visitor-id/core'
 import { normalizeDomain } from './domain.js'
-import type { ImportOptions, ImportReport } from './index.js'
 import { type RawRecord, readRowBatches } from './read-records.js'
+import type { ImportOptions, ImportReport } from './report.js'
 
 /** The longest value each field may hold; a longer one rejects the row. */
 const maxLengths: Record<'id' | ContactField, number> = {

@@ -2,51 +2,20 @@
 // `import contacts FILE` (contacts.ts):
 // read CSV or JSONL, validate every row, write good rows in batches, report rejected rows with
 // their line numbers.
-import { nextVersion, renderStatement, type Store } from '@visitor-id/core'
+import { nextVersion, renderStatement } from '@visitor-id/core'
 import type { z } from 'zod'
 import { type RecordResult, readRecords } from './read-records.js'
+import type { ImportKind, ImportOptions, ImportReport } from './report.js'
 import { companyIpSchema, companySchema, normalizeCompany, normalizeCompanyIp } from './schemas.js'
 
-export type ImportKind = 'company-ips' | 'companies' | 'contacts'
-
 export { importContacts } from './contacts.js'
-
-export interface RejectedRow {
-  line: number
-  reason: string
-}
-
-/** Where an import stands; rows read = accepted + rejected. */
-export interface ImportProgress {
-  bytesRead: number
-  totalBytes: number
-  /** Data rows read so far (the CSV header and blank lines are not rows). */
-  rowsRead: number
-  /** Rows that passed validation (written, or in the batch being written). */
-  accepted: number
-  rejected: number
-}
-
-export interface ImportOptions {
-  store: Store
-  file: string
-  /** Called after every row, and once more when the last batch is written (callers throttle). */
-  onProgress?: (progress: ImportProgress) => void
-  /** company-ips only: remove every existing range first. */
-  replace?: boolean
-  batchSize?: number
-}
-
-export interface ImportReport {
-  kind: ImportKind
-  file: string
-  /** Data rows in the file: imported + rejected. */
-  read: number
-  imported: number
-  rejected: number
-  /** Every rejected row, in file order. */
-  rejects: RejectedRow[]
-}
+export type {
+  ImportKind,
+  ImportOptions,
+  ImportProgress,
+  ImportReport,
+  RejectedRow,
+} from './report.js'
 
 function describeIssues(error: z.ZodError): string {
   return error.issues

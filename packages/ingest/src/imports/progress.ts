@@ -1,7 +1,7 @@
 // A one-line progress bar for imports, redrawn in place on a terminal (at most ten times a
 // second) and silent otherwise, so logs and test output stay clean. It counts rows read and rows
 // imported apart: a file of 5 rows with 2 rejected ends on "5 rows read, 3 imported, 2 rejected".
-import type { ImportProgress } from './index.js'
+import type { ImportProgress } from './report.js'
 
 export interface ProgressBar {
   update(progress: ImportProgress): void
