@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir } from '@visitor-id/core/testing'
+import { type ServerProcess, startServerProcess } from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ServerProcess, startServerProcess } from './support/server-process.js'
 
 // The README's "API walkthrough" over real HTTP against a real server process: from the bootstrap
 // key to a visitor profile, then revocation.

@@ -1,16 +1,16 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir } from '@visitor-id/core/testing'
-import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { BootstrapKeys } from './fixtures/hits.js'
-import { closeChromium, findChromium, launchChromium } from './support/chromium.js'
+import { closeChromium, findChromium, launchChromium } from '@visitor-id/testing/chromium'
 import {
   killServerProcess,
   runCli,
   type ServerProcess,
   startServerProcess,
-} from './support/server-process.js'
+} from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
+import type { Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { BootstrapKeys } from './fixtures/hits.js'
 
 // The local billing provider in a real browser: a checkout made through the API opens this
 // server's checkout page, the customer confirms, the browser lands on the success URL with the

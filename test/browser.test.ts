@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir } from '@visitor-id/core/testing'
+import { closeChromium, findChromium, launchChromium } from '@visitor-id/testing/chromium'
+import { type ServerProcess, startServerProcess } from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import type { Browser, BrowserContext } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, chromeUserAgent, eventually } from './fixtures/hits.js'
 import { hostilePrelude, type Site, startSite, tagManagerLoader } from './fixtures/site.js'
-import { closeChromium, findChromium, launchChromium } from './support/chromium.js'
-import { type ServerProcess, startServerProcess } from './support/server-process.js'
 
-// The pixel in a real browser (driven by playwright-core; support/chromium.ts finds one, the
+// The pixel in a real browser (driven by playwright-core; @visitor-id/testing/chromium finds one, the
 // bundled @sparticuz/chromium on a machine with none): a local site loads it once with each
 // install snippet, a visitor clicks through SPA routes, identifies and leaves; the API then shows
 // one visitor, one session, its page views, UTMs, a duration and the email.

@@ -1,15 +1,15 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { BootstrapFile } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   killServerProcess,
   repoRoot,
   runCli,
   type ServerProcess,
   startServerProcess,
-} from './support/server-process.js'
+} from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 // Admin commands while a server owns the embedded data directory: they go to the server over
 // DATA_DIR/admin.sock (the data directory lock keeps the CLI from opening the store itself, so a

@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { BootstrapFile } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   killServerProcess,
   runCli,
   type ServerProcess,
   startServerProcess,
-} from './support/server-process.js'
+} from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 // `billing pending | approve` against a running server (default settings: BILLING_PROVIDER=local):
 // a sub-organization's write key checks out the B2B plan and confirms it on the checkout page; it

@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { BootstrapFile } from '@visitor-id/core'
 import { sha256Hex } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   killServerProcess,
   runCli,
   type ServerProcess,
   startServerProcess,
-} from './support/server-process.js'
+} from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 // `partner-keys create | list | revoke` against the embedded store of a stopped server, then the
 // keys over HTTP once the server runs again.

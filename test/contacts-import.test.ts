@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { createStore, findContactsByKeys, sha256Hex } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
+import { runCli } from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, describe, expect, it } from 'vitest'
-import { runCli } from './support/server-process.js'
 
 // `import contacts` through the admin CLI: the report, every reject in --rejects, and the contacts
 // found afterwards by email, personal email and hash.

@@ -4,18 +4,18 @@ import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import type { BootstrapFile } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { closeChromium, findChromium, launchChromium } from './support/chromium.js'
-import { startZoneServer } from './support/dns-zone-server.js'
+import { closeChromium, findChromium, launchChromium } from '@visitor-id/testing/chromium'
+import { startZoneServer } from '@visitor-id/testing/dns-zone-server'
 import {
   killServerProcess,
   repoRoot,
   runCli,
   type ServerProcess,
   startServerProcess,
-} from './support/server-process.js'
+} from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 // The dashboard (/app) in a real browser against a real server filled by `seed-demo`: sign-in,
 // every page with figures checked against the API, the profile panel, an ICP config, partner

@@ -4,10 +4,10 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import vm from 'node:vm'
 import zlib from 'node:zlib'
-import { tempDir } from '@visitor-id/core/testing'
+import { repoRoot } from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { repoRoot } from './support/server-process.js'
 
 // @visitor-id/icp-engine as a stranger gets it: `npm pack` of the built package (`npm test`
 // builds first), installed from the tarball into an empty project, then used from Node (import,

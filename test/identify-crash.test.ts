@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createStore } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
+import { killServerProcess, type ServerProcess, startServerProcess } from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, collect, eventually, pixelHit } from './fixtures/hits.js'
-import { killServerProcess, type ServerProcess, startServerProcess } from './support/server-process.js'
 
 // Identification runs after the acknowledgement, from the identification queue in DATA_DIR. A
 // kill -9 while acknowledged identify hits wait there loses none of them: the restarted server

@@ -6,15 +6,16 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir, timeUntil } from '@visitor-id/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type BootstrapKeys, collect, companyOfHit, eventually, pixelHit } from './fixtures/hits.js'
+import { timeUntil } from '@visitor-id/testing/poll'
 import {
   killServerProcess,
   runCli,
   type ServerProcess,
   startServerProcess,
-} from './support/server-process.js'
+} from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type BootstrapKeys, collect, companyOfHit, eventually, pixelHit } from './fixtures/hits.js'
 
 const data = tempDir('vid-import-applies-')
 const env = { DATA_DIR: path.join(data.dir, 'data') }

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createStore } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
+import { killServerProcess, type ServerProcess, startServerProcess } from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, collect, pixelHit } from './fixtures/hits.js'
-import { killServerProcess, type ServerProcess, startServerProcess } from './support/server-process.js'
 
 // kill -9 of the real server (embedded store) while hits pour in: every hit it acknowledged
 // (202) is in ClickHouse after a restart, exactly once.

@@ -11,9 +11,7 @@ import {
   StoreError,
   toErrorBody,
 } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
 import {
-  blankPageViewRow,
   createBatchWriter,
   createDurableSink,
   createHitPipeline,
@@ -24,6 +22,8 @@ import {
   openSpool,
   type PageViewRow,
 } from '@visitor-id/ingest'
+import { blankPageViewRow } from '@visitor-id/testing/page-view-row'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromeUserAgent, pixelHit } from './fixtures/hits.js'
@@ -201,7 +201,11 @@ describe('kill -9', () => {
   it('of a process spooling under load loses no acknowledged hit', async () => {
     const dataDir = path.join(data.dir, 'killed')
     const child = spawn(process.execPath, [path.join(import.meta.dirname, 'fixtures/spooling-writer.mjs')], {
-      env: { ...process.env, DATA_DIR: dataDir, ORGANIZATION_ID: organizationId },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        BLANK_ROW: JSON.stringify(blankPageViewRow(organizationId, 'https://kill.test/spool/')),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     const acked = new Set<number>()

@@ -1,8 +1,8 @@
 import type { RunningServer } from '@visitor-id/server'
+import { type InProcessServer, startInProcessServer } from '@visitor-id/testing/in-process-server'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, chromeUserAgent } from './fixtures/hits.js'
-import { type InProcessServer, startInProcessServer } from './support/in-process-server.js'
 
 // Property tests over real HTTP handling (app.inject, real store): whatever a client sends to
 // the ingest endpoints, the answer is never a 5xx.

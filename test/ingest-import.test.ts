@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir } from '@visitor-id/core/testing'
-import { afterAll, describe, expect, it } from 'vitest'
-import { type BootstrapKeys, collect, eventually, pixelHit } from './fixtures/hits.js'
 import {
   killServerProcess,
   runCli,
   type ServerProcess,
   startServerProcess,
-} from './support/server-process.js'
+} from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
+import { afterAll, describe, expect, it } from 'vitest'
+import { type BootstrapKeys, collect, eventually, pixelHit } from './fixtures/hits.js'
 
 // The dataset imports through the admin CLI, then company identification by IP in the server.
 const data = tempDir('vid-import-')

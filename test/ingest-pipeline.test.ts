@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { gunzipSync } from 'node:zlib'
 import type { RunningServer } from '@visitor-id/server'
+import { type InProcessServer, startInProcessServer } from '@visitor-id/testing/in-process-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, chromeUserAgent, collect, eventually, pixelHit } from './fixtures/hits.js'
-import { type InProcessServer, startInProcessServer } from './support/in-process-server.js'
 
 // Ingest end to end in one process: serving the pixel, the pipeline's filters and enrichment
 // with the real IP data, the session view, identify, /metrics. TRUST_PROXY lets the test speak

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { RunningServer } from '@visitor-id/server'
+import { startDnsServer, type TestDnsServer } from '@visitor-id/testing/dns-server'
+import { type InProcessServer, startInProcessServer } from '@visitor-id/testing/in-process-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, collect, eventually, pixelHit } from './fixtures/hits.js'
-import { startDnsServer, type TestDnsServer } from './support/dns-server.js'
-import { type InProcessServer, startInProcessServer } from './support/in-process-server.js'
 
 // Company by reverse DNS end to end: the all-in-one server with DNS_SERVERS pointed at a real DNS
 // server on 127.0.0.1 that this test starts. Documentation addresses (203.0.113.0/24, 2001:db8::/32)

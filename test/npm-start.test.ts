@@ -2,10 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { tempDir } from '@visitor-id/core/testing'
+import { killServerProcess, repoRoot, runCli, startServerProcess } from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, describe, expect, it } from 'vitest'
 import { eventually } from './fixtures/hits.js'
-import { killServerProcess, repoRoot, runCli, startServerProcess } from './support/server-process.js'
 
 // `npm start` stopped the way a process supervisor stops it: one signal to npm's pid, nothing to
 // the server behind it. npm forwards SIGTERM and SIGINT to its script's process, so the script

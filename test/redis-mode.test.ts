@@ -1,7 +1,7 @@
-import { tempDir } from '@visitor-id/core/testing'
+import { redisAnswers, redisUrl } from '@visitor-id/testing/redis'
+import { startServerProcess } from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, describe, expect, it } from 'vitest'
-import { redisAnswers, redisUrl } from './support/redis.js'
-import { startServerProcess } from './support/server-process.js'
 
 const reachable = await redisAnswers()
 if (!reachable && process.env.CI !== 'true') {

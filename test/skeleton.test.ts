@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import type { BootstrapFile as BootstrapKeys } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   killServerProcess,
   runCli,
   type ServerProcess,
   startServerProcess,
-} from './support/server-process.js'
+} from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 // The walking skeleton over real HTTP: a started server, the pixel, a hit, the stored visitor.
 const data = tempDir('vid-e2e-')

@@ -1,5 +1,5 @@
 // Two server processes sharing one store, as in a deployment: both on `CLICKHOUSE_URL` (ClickHouse's
-// HTTP interface in front of the real engine, test/support/clickhouse-http.ts) and on one Redis.
+// HTTP interface in front of the real engine, packages/testing/src/clickhouse-http.ts) and on one Redis.
 // Each keeps its own in-memory copies of keys and pixel configs; a change made through one must be
 // seen by the other within a second (a removed member's access too). Both ingest: one visitor
 // identified through both at the same moment costs one credit and stores one visitor.identified
@@ -8,17 +8,18 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir, timeUntil } from '@visitor-id/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { collect, companyOfHit, eventually, pixelHit } from './fixtures/hits.js'
-import { type ClickHouseHttp, startClickHouseHttp } from './support/clickhouse-http.js'
-import { redisAnswers, redisUrl } from './support/redis.js'
+import { type ClickHouseHttp, startClickHouseHttp } from '@visitor-id/testing/clickhouse-http'
+import { timeUntil } from '@visitor-id/testing/poll'
+import { redisAnswers, redisUrl } from '@visitor-id/testing/redis'
 import {
   killServerProcess,
   runCli,
   type ServerProcess,
   startServerProcess,
-} from './support/server-process.js'
+} from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { collect, companyOfHit, eventually, pixelHit } from './fixtures/hits.js'
 
 const reachable = await redisAnswers()
 if (!reachable && process.env.CI !== 'true') {

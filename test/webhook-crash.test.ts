@@ -4,10 +4,10 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { createRepositories, createStore, enqueueWebhookEvent, eventIdOf } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
+import { killServerProcess, type ServerProcess, startServerProcess } from '@visitor-id/testing/server-process'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BootstrapKeys, collect, pixelHit } from './fixtures/hits.js'
-import { killServerProcess, type ServerProcess, startServerProcess } from './support/server-process.js'
 
 // Partner webhooks and kill -9: a real server (role all, the default memory coordination), a
 // receiver on loopback that answers 200 only after 300 ms, so with 16 deliveries in flight 200 of

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir } from '@visitor-id/core/testing'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // Not exported by @visitor-id/core yet; the source is what the dispatcher signs with.
 import { webhookHeaders } from '../packages/core/src/webhooks/signature.js'

@@ -3,14 +3,15 @@
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { appError } from '@visitor-id/core'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
+import { type ProbeApp, startProbeApp } from '@visitor-id/testing/probe-app'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { bomParam, type CsvColumn, encodeCsv } from './csv.js'
 import { renderDocsPage } from './docs-page.js'
 import { buildOpenApiDocument } from './openapi.js'
+import { registerRoutes } from './register-routes.js'
 import { csvReply, csvResponse, defineRoute, type Route } from './route-definition.js'
-import { errorBody, type Harness, startHarness } from './testing/harness.js'
-import { type ProbeApp, startProbeApp } from './testing/probe-app.js'
 
 type Company = { domain: string; visitors: number }
 const columns: CsvColumn<Company>[] = [
@@ -65,7 +66,7 @@ let probes: ProbeApp
 
 beforeAll(async () => {
   h = await startHarness()
-  probes = await startProbeApp(h, [probe()])
+  probes = await startProbeApp(h, [probe()], registerRoutes)
 })
 
 afterAll(async () => {

@@ -1,11 +1,11 @@
 // Generated requests against every route of the table: whatever the params, query, body, content
 // type or key, the API answers below 500 with the documented error body and never a stack trace.
 import { errorCatalogue } from '@visitor-id/core'
+import { type Harness, startHarness } from '@visitor-id/testing/harness'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Route } from './route-definition.js'
 import { routes } from './routes/index.js'
-import { type Harness, startHarness } from './testing/harness.js'
 
 let h: Harness
 let pools: { ids: string[]; keys: string[] }

@@ -9,13 +9,13 @@ import {
   type Scope,
   scopes,
 } from '@visitor-id/core'
+import { createValidator, expectDocumented } from '@visitor-id/testing/documented'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildOpenApiDocument } from './openapi.js'
 import type { Route } from './route-definition.js'
 import { routes } from './routes/index.js'
-import { createValidator, expectDocumented } from './testing/documented.js'
-import { errorBody, type Harness, startHarness } from './testing/harness.js'
 
 let h: Harness
 type KeyKind = Route['auth']

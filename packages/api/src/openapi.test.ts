@@ -8,6 +8,7 @@ import {
   loadConfig,
   reservedFor,
 } from '@visitor-id/core'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { renderDocsPage } from './docs-page.js'
@@ -21,7 +22,6 @@ import {
 } from './openapi.js'
 import { apiPlugin } from './plugin.js'
 import { routes } from './routes/index.js'
-import { errorBody, type Harness, startHarness } from './testing/harness.js'
 
 let h: Harness
 let served: OpenApiDocument

@@ -1,14 +1,15 @@
 // Tenancy `organization-query`, through registerRoutes with probe routes (the table's routes of this
 // tenancy are covered by the tenant/scope matrix as they are added).
 import { createOrganization, newId } from '@visitor-id/core'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
+import { type ProbeApp, startProbeApp } from '@visitor-id/testing/probe-app'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { buildOpenApiDocument, routeErrorCodes } from './openapi.js'
+import { registerRoutes } from './register-routes.js'
 import { defineRoute, type Route } from './route-definition.js'
 import { addressed } from './routes/context.js'
 import { organizationIdParam } from './schemas/common.js'
-import { errorBody, type Harness, startHarness } from './testing/harness.js'
-import { type ProbeApp, startProbeApp } from './testing/probe-app.js'
 
 const probe = (overrides: Partial<Route> = {}): Route => ({
   ...defineRoute({
@@ -47,7 +48,7 @@ const keys = {} as Record<'otherTenant' | 'noAgency' | 'agencyRead' | 'agencyWri
 
 beforeAll(async () => {
   h = await startHarness()
-  probes = await startProbeApp(h, [probe(), writeProbe])
+  probes = await startProbeApp(h, [probe(), writeProbe], registerRoutes)
   // A sub-organization of the bootstrap agency, which agency scopes reach.
   ids.sub = (
     await createOrganization(h.repos, {

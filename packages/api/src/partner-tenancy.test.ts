@@ -12,6 +12,7 @@ import {
   phoneSearchDeps,
   toErrorBody,
 } from '@visitor-id/core'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -19,7 +20,6 @@ import { registerRoutes } from './register-routes.js'
 import { type ApiServices, defineRoute, type Route } from './route-definition.js'
 import { addressed } from './routes/context.js'
 import { organizationIdParam } from './schemas/common.js'
-import { errorBody, type Harness, startHarness } from './testing/harness.js'
 
 const probe = (overrides: Partial<Route> = {}): Route => ({
   ...defineRoute({

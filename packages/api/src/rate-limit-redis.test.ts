@@ -11,10 +11,10 @@ import {
   type ReadModel,
   type Repositories,
 } from '@visitor-id/core'
-import { timeUntil } from '@visitor-id/core/testing'
+import { type Harness, startHarness } from '@visitor-id/testing/harness'
+import { timeUntil } from '@visitor-id/testing/poll'
+import { expectRateLimiting } from '@visitor-id/testing/rate-limit-checks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Harness, startHarness } from './testing/harness.js'
-import { expectRateLimiting } from './testing/rate-limit-checks.js'
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const prefix = `vid-test-${randomUUID().slice(0, 8)}:`

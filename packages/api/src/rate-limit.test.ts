@@ -1,8 +1,9 @@
 // Rate limiting with the in-process coordination (no REDIS_URL); rate-limit-redis.test.ts runs the
 // same behaviour across processes through Redis.
+
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
+import { expectRateLimiting } from '@visitor-id/testing/rate-limit-checks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from './testing/harness.js'
-import { expectRateLimiting } from './testing/rate-limit-checks.js'
 
 let h: Harness
 

@@ -1,8 +1,8 @@
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { csvCell, csvCellSql, isoCellSql } from './csv.js'
 import { createStore, type Store } from './store/client.js'
-import { tempDir } from './testing/temp-dir.js'
 
 describe('csvCell', () => {
   it('quotes fields with a quote, comma, CR or LF, doubling quotes', () => {

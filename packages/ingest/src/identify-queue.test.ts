@@ -1,5 +1,5 @@
 import { type IdentifyHit, StoreError } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createIdentifyQueue } from './identify-queue.js'
 import { openSpool } from './spool.js'

@@ -68,7 +68,6 @@ export {
   trackingTag,
 } from './openapi.js'
 export {
-  blankPageViewRow,
   emptyEnrichment,
   type HitContext,
   type PageViewRow,

@@ -1,5 +1,6 @@
+import { blankPageViewRow } from '@visitor-id/testing/page-view-row'
 import { describe, expect, it } from 'vitest'
-import { blankPageViewRow, pageViewColumns, toColumnValues } from './page-view-row.js'
+import { pageViewColumns, toColumnValues } from './page-view-row.js'
 
 describe('toColumnValues', () => {
   it('lists every column of a row, in pageViewColumns order', () => {

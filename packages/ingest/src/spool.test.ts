@@ -1,6 +1,6 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir } from '@visitor-id/core/testing'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openSpool, SpoolFullError } from './spool.js'
 

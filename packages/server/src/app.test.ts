@@ -1,5 +1,5 @@
 import { loadConfig } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningServer, startServer } from './runtime.js'
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { gunzipSync } from 'node:zlib'
-import { tempDir } from '@visitor-id/core/testing'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dashboardCsp, dashboardPlugin } from './dashboard.js'

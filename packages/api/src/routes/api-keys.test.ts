@@ -1,5 +1,5 @@
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
 let h: Harness
 let base: string

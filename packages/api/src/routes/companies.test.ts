@@ -1,8 +1,9 @@
 // Spec section "Companies and statistics" over HTTP: envelopes, projections, filters, ranges, time
 // zones and bad input. The figures themselves are checked against raw page views in core
 // (analytics/statistics.test.ts); the tenant/scope matrix (matrix.test.ts) covers 401/403/404.
+
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
 let h: Harness
 let tenant: { organizationId: string; key: string }

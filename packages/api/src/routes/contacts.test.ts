@@ -1,8 +1,9 @@
 // POST /contacts/count over HTTP: the count, the vocabulary's validation, bad input. The counts
 // themselves are checked against an independent count in core (lists/contact-count.test.ts); the
 // tenant/scope matrix (matrix.test.ts) covers 401/403.
+
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
 let h: Harness
 

@@ -3,10 +3,10 @@
 // activity. The tenant and scope matrix (matrix.test.ts) covers 401/403 for every route.
 import type { RecalculationStatus } from '@visitor-id/core'
 import { blankContactFields, settleFirstHours } from '@visitor-id/core'
-import { timeUntil } from '@visitor-id/core/testing'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
+import { timeUntil } from '@visitor-id/testing/poll'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
 let h: Harness
 

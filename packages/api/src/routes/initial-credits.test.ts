@@ -1,6 +1,7 @@
 // INITIAL_CREDITS: the grant every new organization's credit ledger opens with.
+
+import { type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Harness, startHarness } from '../testing/harness.js'
 
 let h: Harness
 

@@ -7,10 +7,10 @@ import { createHash, createHmac } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { appendEvents, eventIdOf } from '@visitor-id/core'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
+import { until } from '@visitor-id/testing/until'
 import { OAuth2Server } from 'oauth2-mock-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from '../testing/harness.js'
-import { until } from '../testing/until.js'
 
 let h: Harness
 let oauth: OAuth2Server

@@ -3,11 +3,11 @@
 // one-click unsubscribe link turns that email off for the organization, and a preference that is
 // off sends nothing.
 import { appendEvents, eventIdOf } from '@visitor-id/core'
+import { type Harness, startHarness } from '@visitor-id/testing/harness'
+import { type SmtpInbox, startSmtpInbox } from '@visitor-id/testing/smtp-inbox'
+import { until } from '@visitor-id/testing/until'
 import { simpleParser } from 'mailparser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Harness, startHarness } from '../testing/harness.js'
-import { type SmtpInbox, startSmtpInbox } from '../testing/smtp-inbox.js'
-import { until } from '../testing/until.js'
 
 let h: Harness
 let smtp: SmtpInbox

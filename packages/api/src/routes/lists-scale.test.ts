@@ -3,8 +3,8 @@
 import { createHash } from 'node:crypto'
 import v8 from 'node:v8'
 import vm from 'node:vm'
+import { type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Harness, startHarness } from '../testing/harness.js'
 
 let h: Harness
 

@@ -2,8 +2,8 @@
 // audience export with every error code, bad input and other tenants. Counts themselves are checked
 // against plain SQL in core (lists/lists.test.ts); the tenant/scope matrix covers 401/403.
 import { createHash, randomUUID } from 'node:crypto'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
 let h: Harness
 let tenant: { organizationId: string; key: string }

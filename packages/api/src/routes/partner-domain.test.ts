@@ -1,9 +1,10 @@
 // The partner's custom domain through the server, against a real DNS server on loopback: set,
 // instructions, verify failing then succeeding, /tls/ask, the snippets' host, the pixel served on
 // the domain, bad domains.
+
+import { startZoneServer, type Zone } from '@visitor-id/testing/dns-zone-server'
+import { type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startZoneServer, type Zone } from '../../../../test/support/dns-zone-server.js'
-import { type Harness, startHarness } from '../testing/harness.js'
 
 let h: Harness
 let dns: Awaited<ReturnType<typeof startZoneServer>>

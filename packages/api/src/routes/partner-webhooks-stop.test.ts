@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { appendEvents, type BootstrapFile, createStore, eventIdOf, loadConfig } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
 import { startServer } from '@visitor-id/server'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const data = tempDir('vid-webhook-stop-')

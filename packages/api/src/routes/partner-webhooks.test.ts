@@ -6,9 +6,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { appendEvents, createPartner, eventIdOf } from '@visitor-id/core'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
+import { until } from '@visitor-id/testing/until'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from '../testing/harness.js'
-import { until } from '../testing/until.js'
 
 let h: Harness
 let receiver: Server

@@ -6,9 +6,9 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { approveCheckout, creditBalance, defaultPlans, pendingApprovals } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
 const b2b = { priceId: 'price_b2b_monthly', productId: 'prod_b2b' }
 const free = { priceId: 'price_free', productId: 'prod_free' }

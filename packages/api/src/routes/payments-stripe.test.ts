@@ -1,12 +1,12 @@
 // Payments with BILLING_PROVIDER=stripe, end to end through the real `stripe` SDK against a local
-// server that speaks the Stripe endpoints used (core testing/stripe-server.ts): checkout, process,
+// server that speaks the Stripe endpoints used (packages/testing/src/stripe-server.ts): checkout, process,
 // Stripe's webhooks signed with the SDK's test header helper (a duplicated event acted on once,
 // events out of order), card and address in customer-info, proration on update, cancel, portal,
 // a failed payment, the end of the subscription.
 import { creditBalance, readEvents } from '@visitor-id/core'
-import { type StripeServer, startStripeServer } from '@visitor-id/core/testing'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
+import { type StripeServer, startStripeServer } from '@visitor-id/testing/stripe-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from '../testing/harness.js'
 
 let h: Harness
 let stripe: StripeServer

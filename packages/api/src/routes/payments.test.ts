@@ -6,11 +6,11 @@ import { createHmac } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { approveCheckout, billingSweep, creditBalance, readEvents } from '@visitor-id/core'
+import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
+import { type SmtpInbox, startSmtpInbox } from '@visitor-id/testing/smtp-inbox'
+import { until } from '@visitor-id/testing/until'
 import { simpleParser } from 'mailparser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { errorBody, type Harness, startHarness } from '../testing/harness.js'
-import { type SmtpInbox, startSmtpInbox } from '../testing/smtp-inbox.js'
-import { until } from '../testing/until.js'
 
 let h: Harness
 let smtp: SmtpInbox

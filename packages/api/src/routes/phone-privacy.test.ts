@@ -9,11 +9,11 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { identifyVisitors, nextVersion } from '@visitor-id/core'
+import { type Harness, startHarness } from '@visitor-id/testing/harness'
+import { until } from '@visitor-id/testing/until'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Route } from '../route-definition.js'
-import { type Harness, startHarness } from '../testing/harness.js'
-import { until } from '../testing/until.js'
 import { routes } from './index.js'
 
 /** The contact's phone as the dataset holds it, and its digits without the country code. */

@@ -3,13 +3,14 @@
 // sessions and (company, visitor) and (company, session) pairs of that range, the session
 // durations and page views exact; a second pass inserts nothing; an old watermark settles every
 // visitor again without changing a figure.
+
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryCoordination } from '../coordination/memory.js'
 import { newId } from '../ids.js'
 import { createStore, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
-import { tempDir } from '../testing/temp-dir.js'
 import { markAudienceChanged, settleFirstHours, settleFirstHoursNow } from './first-hours.js'
 
 const tmp = tempDir('vid-first-hours-')

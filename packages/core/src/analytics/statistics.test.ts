@@ -1,13 +1,14 @@
 // Every figure of the statistics, read from the rollup, against an independent computation: plain
 // SQL over the raw page views (or plain JavaScript over the generated hits, for chart buckets in a
 // time zone), on generated data with known answers, for several ranges, audiences and time zones.
+
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type CsvValue, csvCell } from '../csv.js'
 import { newId } from '../ids.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
 import type { IcpConfigRow } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
-import { tempDir } from '../testing/temp-dir.js'
 import {
   companyCsvFields,
   exportCompanyCsv,

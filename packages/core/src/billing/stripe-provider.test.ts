@@ -1,8 +1,9 @@
 // The Stripe adapter against the local Stripe server: real SDK calls over HTTP, so what is checked is
 // what Stripe would receive (form fields, the pinned version) and how its answers are read.
+
+import { parseStripeForm, type StripeServer, startStripeServer } from '@visitor-id/testing/stripe-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../errors.js'
-import { parseStripeForm, type StripeServer, startStripeServer } from '../testing/stripe-server.js'
 import { defaultPlans } from './plans.js'
 import type { BillingProvider } from './provider.js'
 import { createStripeProvider, stripeApiVersion } from './stripe-provider.js'

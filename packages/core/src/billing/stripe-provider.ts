@@ -2,7 +2,7 @@
 // It only translates: Stripe objects in, the port's objects out; what to do with them is the billing
 // service's business. Stripe's 404s (`resource_missing`) become `undefined`; every other SDK error
 // becomes `billing_provider_error` (502). The API version is pinned, so the objects' shapes are the ones the SDK's
-// typings describe (and the ones `testing/stripe-server.ts` answers with).
+// typings describe (and the ones `packages/testing/src/stripe-server.ts` answers with).
 import Stripe from 'stripe'
 import { appError } from '../errors.js'
 import type { Plan } from './plans.js'

@@ -1,4 +1,6 @@
 // The credit ledger on the real embedded store.
+
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../errors.js'
 import { newId } from '../ids.js'
@@ -6,7 +8,6 @@ import { createOrganization, createUser } from '../services/tenancy.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
-import { tempDir } from '../testing/temp-dir.js'
 import {
   adjustCredits,
   chargeIdentification,

@@ -1,14 +1,14 @@
-// Custom domains against a real DNS server on 127.0.0.1 (test/support/dns-zone-server.ts) and the
+// Custom domains against a real DNS server on 127.0.0.1 (packages/testing/src/dns-zone-server.ts) and the
 // real embedded store: the CNAME check and its messages, apex flattening, NXDOMAIN and a server
 // that never answers; then set, verify, replace, the verified-host lookup and the daily re-check.
 import { randomUUID } from 'node:crypto'
+import { startZoneServer, type Zone } from '@visitor-id/testing/dns-zone-server'
+import { timeUntil } from '@visitor-id/testing/poll'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startZoneServer, type Zone } from '../../../../test/support/dns-zone-server.js'
 import { AppError } from '../errors.js'
 import { createStore, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
-import { timeUntil } from '../testing/poll.js'
-import { tempDir } from '../testing/temp-dir.js'
 import {
   findVerifiedDomain,
   normalizeDomain,

@@ -1,12 +1,13 @@
 // Stored events reach their consumers at least once: marked only after the consumers ran, so a
 // queue lost with its process (the in-memory one) is refilled from the store.
+
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createCoordination } from '../coordination/index.js'
 import { newId } from '../ids.js'
 import { createStore, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
 import { storedTime } from '../store/time.js'
-import { tempDir } from '../testing/temp-dir.js'
 import {
   appendEvents,
   dispatchEvents,

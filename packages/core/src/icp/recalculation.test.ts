@@ -1,5 +1,8 @@
 // Recalculation jobs and incremental re-scoring on the real embedded store, with the in-process
 // coordination adapters (the Redis ones pass the same contract tests).
+
+import { timeUntil } from '@visitor-id/testing/poll'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
@@ -12,8 +15,6 @@ import {
   type Repositories,
 } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
-import { timeUntil } from '../testing/poll.js'
-import { tempDir } from '../testing/temp-dir.js'
 import { createIcpConfig, updateIcpConfig } from './configs.js'
 import { rescoreChangedVisitors } from './incremental.js'
 import {

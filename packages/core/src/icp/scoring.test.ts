@@ -1,13 +1,13 @@
 // Scoring in ClickHouse equals the ICP engine's evaluate() over the same visitor's facts read back
 // (fast-check: random visitors, companies and rule sets, on the real embedded store).
 import { evaluate, type Facts, parseRules } from '@visitor-id/icp-engine'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../ids.js'
 import { createStore, type Store } from '../store/client.js'
 import type { IcpConfigRow } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
-import { tempDir } from '../testing/temp-dir.js'
 import { factsQuery } from './facts.js'
 import { filterToRules } from './filter-rules.js'
 import { scoreConfig } from './scoring.js'

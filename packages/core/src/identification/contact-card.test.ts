@@ -2,11 +2,11 @@
 // existed are found with every field, while the migration's MATERIALIZE COLUMN runs and after it.
 import { copyFileSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
+import { timeUntil } from '@visitor-id/testing/poll'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createStore, type Store } from '../store/client.js'
 import { defaultMigrationsDir, migrate, readMigrations } from '../store/migrate.js'
-import { timeUntil } from '../testing/poll.js'
-import { tempDir } from '../testing/temp-dir.js'
 import { type ContactRow, contactFields, contactsTable, findContactsByKeys } from './contacts.js'
 
 const tmp = tempDir('vid-contact-card-')

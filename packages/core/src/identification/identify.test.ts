@@ -1,5 +1,7 @@
 // Identification on the real embedded store: contacts, company, credits, the visitor.identified
 // event, exactly once however often and however concurrently a visitor is identified.
+
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { creditBalance, grantCredits } from '../credits/ledger.js'
 import { readEvents } from '../events/events.js'
@@ -10,7 +12,6 @@ import { createStore, type Store } from '../store/client.js'
 import { createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { storedTime } from '../store/time.js'
-import { tempDir } from '../testing/temp-dir.js'
 import { createIdentifiedVisitors } from './identified-visitors.js'
 import { type IdentifyHit, identifyVisitors } from './identify.js'
 

@@ -1,10 +1,11 @@
 // The contact count against an independent count in JavaScript over the generated rows, for every
 // key of the vocabulary, alone and combined, on the real embedded store.
+
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Filter } from '../filters/filter.js'
 import { createStore, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
-import { tempDir } from '../testing/temp-dir.js'
 import { countContacts } from './contact-count.js'
 
 const tmp = tempDir('vid-contact-count-')

@@ -2,6 +2,7 @@
 // hand, the export's hashes against SHA-256 computed here from the raw emails, snapshots, the
 // auto-update pass and a refresh racing a delete.
 import { createHash, randomUUID } from 'node:crypto'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
@@ -10,7 +11,6 @@ import type { Filter } from '../filters/filter.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories, type ListRow, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
-import { tempDir } from '../testing/temp-dir.js'
 import {
   autoUpdateStatus,
   deleteList,

@@ -3,6 +3,9 @@
 // 12 credits with in-memory and with Redis coordination (two coordinations, as two processes have),
 // the reveal event, the timeout sweep and resume, callbacks, auto enrichment and the dataset provider.
 import { randomUUID } from 'node:crypto'
+import { timeUntil } from '@visitor-id/testing/poll'
+import { personVisitorRow } from '@visitor-id/testing/rows'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
@@ -18,9 +21,6 @@ import {
   type VisitorRow,
 } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
-import { timeUntil } from '../testing/poll.js'
-import { personVisitorRow } from '../testing/rows.js'
-import { tempDir } from '../testing/temp-dir.js'
 import { createDatasetPhoneProvider } from './dataset-provider.js'
 import { autoEnrichPhone } from './index.js'
 import type { PhoneLookup, PhoneOutcome, PhoneProvider } from './provider.js'

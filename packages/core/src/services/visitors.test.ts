@@ -1,9 +1,9 @@
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../ids.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
 import { blankContactFields, createRepositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
-import { tempDir } from '../testing/temp-dir.js'
 import { getVisitorProfile, getVisitorProfiles } from './visitors.js'
 
 // The profile on the real embedded store, through a store that counts the queries it is asked.

@@ -1,8 +1,8 @@
 import { createClient } from '@clickhouse/client'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { createChdbConnection } from 'chdb/connection'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { tempDir } from '../testing/temp-dir.js'
 import { bindQueryParams, stringLiteral, typedLiteral } from './bind-params.js'
 import { createStore, type Store, StoreError } from './client.js'
 

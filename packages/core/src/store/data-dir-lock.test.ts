@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { describe, expect, it } from 'vitest'
-import { tempDir } from '../testing/temp-dir.js'
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.js'
 
 describe('lockDataDir', () => {

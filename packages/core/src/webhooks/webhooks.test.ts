@@ -1,13 +1,13 @@
 // What the webhook configuration refuses before anything is sent: URLs of private, loopback and
 // link-local addresses unless WEBHOOK_ALLOW_PRIVATE (the sender checks again when it connects).
 import { randomUUID } from 'node:crypto'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCoordination } from '../coordination/index.js'
 import { secretBox } from '../secret-box/secret-box.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
-import { tempDir } from '../testing/temp-dir.js'
 import { readWebhookConfig, updateWebhookConfig, type WebhookDeps } from './webhooks.js'
 
 const tmp = tempDir('vid-webhooks-')

@@ -13,7 +13,7 @@ import {
   type Store,
   sha256Hex,
 } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ImportProgress, importContacts } from './index.js'
 

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir } from '@visitor-id/core/testing'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createCsvParser, type RecordResult, readRecords } from './read-records.js'

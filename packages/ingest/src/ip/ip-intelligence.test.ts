@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir } from '@visitor-id/core/testing'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { classifyByName } from './connection-type.js'
 import { createIpIntelligence, type IpIntelligence } from './ip-intelligence.js'

@@ -1,7 +1,7 @@
 import { type Config, loadConfig, type Repositories, type Store } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
+import { arpaName, startDnsServer, type TestDnsServer } from '@visitor-id/testing/dns-server'
+import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { arpaName, startDnsServer, type TestDnsServer } from '../../../../test/support/dns-server.js'
 import { createIngestService } from '../service.js'
 import { createIpIntelligence, type IpInfo } from './ip-intelligence.js'
 import {

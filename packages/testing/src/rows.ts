@@ -1,5 +1,4 @@
-import { newId } from '../ids.js'
-import { blankContactFields, type OrganizationRow, type VisitorRow } from '../store/entities.js'
+import { blankContactFields, newId, type OrganizationRow, type VisitorRow } from '@visitor-id/core'
 
 /** A complete organization row with fresh id and timestamps (for tests). */
 export function organizationRow(overrides: Partial<OrganizationRow> = {}): OrganizationRow {

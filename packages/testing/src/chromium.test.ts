@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
 import { chmodSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { tempDir } from '@visitor-id/core/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { findChromium, launchChromium } from './chromium.js'
+import { tempDir } from './temp-dir.js'
 
 // Which browser the browser tests drive: CHROMIUM_PATH, else a system one, else the bundled one.
 const dirs: { remove: () => void }[] = []

@@ -1,17 +1,28 @@
 // Probe routes through registerRoutes, the way the plugin registers the table, on a harness's store:
 // for frame features no route of the table uses yet.
+import type { ApiServices, Route } from '@visitor-id/api'
 import {
   createKeyAuthenticator,
   createKeyUsageRecorder,
   createMemoryCoordination,
   loadConfig,
   phoneSearchDeps,
+  type RateLimiter,
   toErrorBody,
 } from '@visitor-id/core'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { registerRoutes } from '../register-routes.js'
-import type { ApiServices, Route } from '../route-definition.js'
 import type { Harness } from './harness.js'
+
+/**
+ * `registerRoutes` of packages/api/src/register-routes.ts. The API package does not export it (only
+ * its plugin), so the API's own tests, which may import their package's modules, hand it in.
+ */
+export type RegisterRoutes = (
+  app: FastifyInstance,
+  routes: readonly Route[],
+  services: ApiServices,
+  rateLimiter: { limiter: RateLimiter; limit: number },
+) => void
 
 export interface ProbeApp {
   /** Serves the probe routes under /api/v1. */
@@ -22,7 +33,11 @@ export interface ProbeApp {
 }
 
 /** An app serving `routes` with the harness's store and keys, errors rendered as the server does. */
-export async function startProbeApp(h: Harness, routes: Route[]): Promise<ProbeApp> {
+export async function startProbeApp(
+  h: Harness,
+  routes: Route[],
+  registerRoutes: RegisterRoutes,
+): Promise<ProbeApp> {
   const coordination = createMemoryCoordination()
   const usage = createKeyUsageRecorder({ store: h.store, onError: () => {} })
   const app = Fastify()

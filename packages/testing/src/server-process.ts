@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import path from 'node:path'
 
-export const repoRoot = path.resolve(import.meta.dirname, '..', '..')
+export const repoRoot = path.resolve(import.meta.dirname, '..', '..', '..')
 export const mainScript = path.join(repoRoot, 'packages/server/dist/main.js')
 
 export interface ServerProcess {

@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Stripe from 'stripe'
-import { stripeApiVersion } from '../billing/stripe-provider.js'
 
 /** A request the server received, its form body (or query) read into nested objects. */
 export interface StripeServerRequest {
@@ -571,7 +570,9 @@ export async function startStripeServer(options: StripeServerOptions = {}) {
   const event = <T extends { id: string }>(type: string, object: T) => ({
     id: newId('evt'),
     object: 'event' as const,
-    api_version: stripeApiVersion,
+    // The version the SDK pins, which core's provider speaks (its stripeApiVersion satisfies
+    // Stripe.LatestApiVersion, the type of this constant).
+    api_version: Stripe.API_VERSION,
     created: now(),
     data: { object },
     livemode: false,

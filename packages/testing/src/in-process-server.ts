@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { type BootstrapFile, loadConfig } from '@visitor-id/core'
-import { tempDir } from '@visitor-id/core/testing'
 import { type RunningServer, startServer } from '@visitor-id/server'
+import { tempDir } from './temp-dir.js'
 
 export interface InProcessServer {
   server: RunningServer

@@ -1,11 +1,11 @@
 // Checks a reply against what the route table and the served OpenAPI document say it is.
+
+import type { OpenApiDocument, Route } from '@visitor-id/api'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import type { LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
 import { z } from 'zod'
-import type { OpenApiDocument } from '../openapi.js'
-import type { Route } from '../route-definition.js'
 
 // ajv-formats is CommonJS: under NodeNext its default export arrives as the module object.
 type FormatsPlugin = (ajv: Ajv2020) => Ajv2020

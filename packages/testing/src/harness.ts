@@ -2,6 +2,7 @@
 // data directory per process), and fixtures written through the real repositories.
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import type { OpenApiDocument } from '@visitor-id/api'
 import {
   approveCheckout,
   type BillingDeps,
@@ -31,12 +32,12 @@ import {
   startCheckout,
   type VisitorRow,
 } from '@visitor-id/core'
-import { personVisitorRow, tempDir } from '@visitor-id/core/testing'
 import { type RunningServer, startServer } from '@visitor-id/server'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
-import type { OpenApiDocument } from '../openapi.js'
 import { createDocumentChecker } from './documented.js'
+import { personVisitorRow } from './rows.js'
+import { tempDir } from './temp-dir.js'
 
 export interface Harness {
   server: RunningServer
