@@ -105,7 +105,8 @@ export function createDocumentChecker(document: OpenApiDocument) {
 
   return function check(request: SentRequest, response: LightMyRequestResponse): void {
     const method = request.method.toLowerCase()
-    const path = request.url.split('?')[0]!
+    // As the server sees it: `.` and `..` segments resolved (`/a/./b` is `/a/b`), nothing decoded.
+    const path = new URL(request.url.split('?')[0]!, 'http://localhost').pathname
     const atPath = operations.filter((o) => o.pattern.test(path)).sort((a, b) => a.parameters - b.parameters)
     const reached = atPath.find((o) => o.method === (method === 'head' ? 'get' : method))
     const where = `${request.method} ${request.url.slice(0, 120)} -> ${response.statusCode}`
