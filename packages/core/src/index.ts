@@ -33,6 +33,36 @@ export {
   visitorsChart,
 } from './analytics/statistics.js'
 export { isTimeZone, startOfDayIn } from './analytics/time-zone.js'
+export {
+  createOrganizationApiKey,
+  listApiKeys,
+  listPartnerKeys,
+  type NewApiKeyInput,
+  revokeApiKey,
+  revokePartnerKey,
+} from './api-keys/api-keys.js'
+export {
+  createKeyAuthenticator,
+  type KeyAuthenticator,
+  type KeyAuthenticatorOptions,
+} from './api-keys/key-authenticator.js'
+export {
+  createKeyUsageRecorder,
+  type KeyUsageRecorder,
+  type KeyUsageRecorderOptions,
+  readKeyUsage,
+} from './api-keys/key-usage.js'
+export {
+  type IssuedKey,
+  issueKey,
+  type KeyKind,
+  keyExpiry,
+  keyPrefixLength,
+  newTrackingKey,
+  organizationKeyPattern,
+  partnerKeyPattern,
+  trackingKeyPattern,
+} from './api-keys/keys.js'
 export { approveCheckout, pendingApprovals } from './billing/approval.js'
 export {
   applyInvoice,
@@ -143,8 +173,8 @@ export {
   setPartnerDomain,
   type VerifyResult,
   verifyPartnerDomain,
-} from './domain/custom-domain.js'
-export { createDnsResolver, type DnsResolver } from './domain/dns-check.js'
+} from './custom-domain/custom-domain.js'
+export { createDnsResolver, type DnsResolver } from './custom-domain/dns-check.js'
 export {
   billingEmail,
   creditEmail,
@@ -286,6 +316,47 @@ export {
   startListAutoRefresh,
 } from './lists/lists.js'
 export {
+  addressOrganization,
+  addressPartnerOrganization,
+  hasScope,
+  managingPartnerId,
+  requireKeyManagement,
+  requireScope,
+  type Scope,
+  scopes,
+  scopesGranting,
+  userActedFor,
+  userRoleIn,
+} from './organizations/access.js'
+export type { Principal } from './organizations/auth.js'
+export { type BootstrapFile, type BootstrapResult, bootstrapIfEmpty } from './organizations/bootstrap.js'
+export {
+  callerOrganization,
+  createOrganizationFor,
+  listAddressableOrganizations,
+  listMembers,
+  listPartnerOrganizations,
+  type Member,
+  type NewOrganizationInput,
+  type OrganizationUpdate,
+  removeMember,
+  setAutoPhoneEnrichment,
+  setMaxOverages,
+  updateOrganization,
+} from './organizations/organizations.js'
+export {
+  type CreateApiKeyInput,
+  type CreateOrganizationInput,
+  type CreatePartnerKeyInput,
+  createApiKey,
+  createOrganization,
+  createPartner,
+  createPartnerKey,
+  createUser,
+  type InitialCredits,
+  partnerKeyScopes,
+} from './organizations/tenancy.js'
+export {
   acceptPhoneCallback,
   autoEnrichPhone,
   createPhoneProvider,
@@ -306,90 +377,6 @@ export {
   toE164,
 } from './phone/index.js'
 export { type SecretBox, secretBox } from './secret-box/secret-box.js'
-export {
-  addressOrganization,
-  addressPartnerOrganization,
-  hasScope,
-  managingPartnerId,
-  requireKeyManagement,
-  requireScope,
-  type Scope,
-  scopes,
-  scopesGranting,
-  userActedFor,
-  userRoleIn,
-} from './services/access.js'
-export {
-  createOrganizationApiKey,
-  listApiKeys,
-  listPartnerKeys,
-  type NewApiKeyInput,
-  revokeApiKey,
-  revokePartnerKey,
-} from './services/api-keys.js'
-export type { Principal } from './services/auth.js'
-export { type BootstrapFile, type BootstrapResult, bootstrapIfEmpty } from './services/bootstrap.js'
-export {
-  createKeyAuthenticator,
-  type KeyAuthenticator,
-  type KeyAuthenticatorOptions,
-} from './services/key-authenticator.js'
-export {
-  createKeyUsageRecorder,
-  type KeyUsageRecorder,
-  type KeyUsageRecorderOptions,
-  readKeyUsage,
-} from './services/key-usage.js'
-export {
-  type IssuedKey,
-  issueKey,
-  type KeyKind,
-  keyExpiry,
-  keyPrefixLength,
-  newTrackingKey,
-  organizationKeyPattern,
-  partnerKeyPattern,
-  trackingKeyPattern,
-} from './services/keys.js'
-export {
-  callerOrganization,
-  createOrganizationFor,
-  listAddressableOrganizations,
-  listMembers,
-  listPartnerOrganizations,
-  type Member,
-  type NewOrganizationInput,
-  type OrganizationUpdate,
-  removeMember,
-  setAutoPhoneEnrichment,
-  setMaxOverages,
-  updateOrganization,
-} from './services/organizations.js'
-export {
-  getPixelConfig,
-  type PixelConfigUpdate,
-  parseIcpSettings,
-  updatePixelConfig,
-} from './services/pixel-config.js'
-export {
-  type CreateApiKeyInput,
-  type CreateOrganizationInput,
-  type CreatePartnerKeyInput,
-  createApiKey,
-  createOrganization,
-  createPartner,
-  createPartnerKey,
-  createUser,
-  type InitialCredits,
-  partnerKeyScopes,
-} from './services/tenancy.js'
-export {
-  getVisitorProfile,
-  type PageViewEntry,
-  type VisitorProfile,
-  type VisitorProfileOptions,
-  type VisitorSession,
-} from './services/visitors.js'
 export type { InsertOptions } from './store/client.js'
 export {
   classifyStoreError,
@@ -445,6 +432,19 @@ export {
   type FindOptions,
 } from './store/repository.js'
 export { storedTime } from './store/time.js'
+export {
+  getPixelConfig,
+  type PixelConfigUpdate,
+  parseIcpSettings,
+  updatePixelConfig,
+} from './visitor-tracking/pixel-config.js'
+export {
+  getVisitorProfile,
+  type PageViewEntry,
+  type VisitorProfile,
+  type VisitorProfileOptions,
+  type VisitorSession,
+} from './visitor-tracking/visitors.js'
 export { sampleWebhookPayload } from './webhooks/sample-payloads.js'
 export {
   type AttemptRow,

@@ -8,9 +8,9 @@
 // session or a company counts in a range when it has hits in it; page views, engaged time and
 // session durations are those of the hits in the range.
 import { appError } from '../errors.js'
-import type { VisitorCompany } from '../services/visitors.js'
 import type { QueryParams, Store } from '../store/client.js'
 import type { CompanyRow, IcpConfigRow } from '../store/entities.js'
+import type { VisitorCompany } from '../visitor-tracking/visitors.js'
 import { type AudienceFilter, audienceSql } from './audience.js'
 
 const hourMs = 3_600_000

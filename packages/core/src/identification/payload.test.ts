@@ -1,7 +1,7 @@
 // The identification payload, field by field against the spec's table (section "Events").
 import { describe, expect, it } from 'vitest'
-import type { VisitorSession } from '../services/visitors.js'
 import type { CompanyRow } from '../store/entities.js'
+import type { VisitorSession } from '../visitor-tracking/visitors.js'
 import { type IdentificationPayloadInput, type IdentifiedVisitor, identificationPayload } from './payload.js'
 
 // The spec's lists, copied from its table: the test fails when the builder drops or renames one.

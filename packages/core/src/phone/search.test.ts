@@ -12,7 +12,7 @@ import type { Coordination } from '../coordination/ports.js'
 import { createRedisCoordination } from '../coordination/redis.js'
 import { creditBalance, grantCredits } from '../credits/ledger.js'
 import { readEvents } from '../events/events.js'
-import { createOrganization, createUser } from '../services/tenancy.js'
+import { createOrganization, createUser } from '../organizations/tenancy.js'
 import { createStore, type Store } from '../store/client.js'
 import {
   createRepositories,

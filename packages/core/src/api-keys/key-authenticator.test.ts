@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryCoordination } from '../coordination/memory.js'
 import type { Coordination } from '../coordination/ports.js'
 import { newId } from '../ids.js'
+import { createApiKey, createPartner } from '../organizations/tenancy.js'
 import { createStore, type Store } from '../store/client.js'
 import { apiKeysTable, createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
@@ -10,7 +11,6 @@ import { createReadModel, type ReadModel } from '../store/read-model.js'
 import { revokeApiKey } from './api-keys.js'
 import { createKeyAuthenticator } from './key-authenticator.js'
 import { createKeyUsageRecorder, readKeyUsage } from './key-usage.js'
-import { createApiKey, createPartner } from './tenancy.js'
 
 // One embedded engine per process: every test in this file shares one data directory. Keys are read
 // through a read model, as the server does; "another process" is a second read model on the same pubsub.

@@ -1,11 +1,11 @@
 import { appError } from '../errors.js'
+import { hasScope, requireKeyManagement, type Scope } from '../organizations/access.js'
+import type { Principal } from '../organizations/auth.js'
+import { createApiKey, findPartner } from '../organizations/tenancy.js'
 import type { Store } from '../store/client.js'
 import type { ApiKeyRow, OrganizationRow, Repositories } from '../store/entities.js'
-import { hasScope, requireKeyManagement, type Scope } from './access.js'
-import type { Principal } from './auth.js'
 import { readKeyUsage } from './key-usage.js'
 import { type KeyKind, keyExpiry } from './keys.js'
-import { createApiKey, findPartner } from './tenancy.js'
 
 const invalid = (path: string, message: string) =>
   appError('invalid_request', `${path} ${message}`, { issues: [{ path, message }] })

@@ -1,7 +1,7 @@
 import { appError } from '../errors.js'
 import { safeEqual, sha256Hex } from '../ids.js'
+import type { Principal } from '../organizations/auth.js'
 import type { ApiKeyRow, Repositories } from '../store/entities.js'
-import type { Principal } from './auth.js'
 import { organizationKeyPattern, partnerKeyPattern } from './keys.js'
 
 export interface KeyAuthenticatorOptions {

@@ -1,10 +1,10 @@
+import { issueKey, type KeyKind, keyExpiry, newTrackingKey } from '../api-keys/keys.js'
 import { grantCredits, initialGrantEntryId } from '../credits/ledger.js'
 import { appError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Store } from '../store/client.js'
 import type { ApiKeyRow, PartnerRow, ProductType, Repositories } from '../store/entities.js'
 import type { Scope } from './access.js'
-import { issueKey, type KeyKind, keyExpiry, newTrackingKey } from './keys.js'
 
 export interface CreateOrganizationInput {
   name: string

@@ -3,15 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryCoordination } from '../coordination/memory.js'
 import type { Coordination } from '../coordination/ports.js'
 import { newId, sha256Hex } from '../ids.js'
+import { addressOrganization, addressPartnerOrganization } from '../organizations/access.js'
+import type { Principal } from '../organizations/auth.js'
+import {
+  createApiKey,
+  createOrganization,
+  createPartner,
+  createPartnerKey,
+  createUser,
+} from '../organizations/tenancy.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories, organizationsTable, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { createReadModel, type ReadModel } from '../store/read-model.js'
-import { addressOrganization, addressPartnerOrganization } from './access.js'
 import { listPartnerKeys, revokeApiKey, revokePartnerKey } from './api-keys.js'
-import type { Principal } from './auth.js'
 import { createKeyAuthenticator } from './key-authenticator.js'
-import { createApiKey, createOrganization, createPartner, createPartnerKey, createUser } from './tenancy.js'
 
 // Partner keys (create, list, revoke) and the organizations a partner key may address. One embedded
 // engine per process: every test shares one data directory, read through a read model as the server does.
