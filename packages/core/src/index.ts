@@ -55,7 +55,6 @@ export {
   startCheckout,
   updateSubscriptionPlan,
 } from './billing/billing.js'
-export { billingDeps } from './billing/index.js'
 export {
   createLocalProvider,
   type LocalBillingProvider,
@@ -81,6 +80,7 @@ export type {
   ProviderWebhookFact,
   SubscriptionStatus,
 } from './billing/provider.js'
+export { createStripeProvider, type StripeProviderOptions } from './billing/stripe-provider.js'
 export { createBoundedCache } from './bounded-cache.js'
 export {
   type Config,
@@ -92,8 +92,7 @@ export {
 } from './config.js'
 export {
   type Coordination,
-  type CoordinationOptions,
-  createCoordination,
+  type CoordinationErrorHandler,
   createMemoryCoordination,
   createRedisCoordination,
   type JobHandler,
@@ -238,7 +237,6 @@ export {
   presentFlow,
   runFlowsForEvent,
 } from './integrations/flows.js'
-export { integrationDeps } from './integrations/index.js'
 export {
   accessToken,
   callbackPath,
@@ -289,14 +287,15 @@ export {
 export {
   acceptPhoneCallback,
   autoEnrichPhone,
-  createPhoneProvider,
+  createDatasetPhoneProvider,
+  createHttpPhoneProvider,
+  type PhoneProvider,
   type PhoneSearchDeps,
   type PhoneSearchJob,
   type PhoneSearchRow,
   type PhoneSearchStatus,
   type ProfilePhoneFields,
   phoneSearchCost,
-  phoneSearchDeps,
   phoneSearchJobName,
   profilePhoneFields,
   readPhoneSearch,

@@ -5,7 +5,6 @@ import {
   createKeyUsageRecorder,
   createMemoryCoordination,
   loadConfig,
-  phoneSearchDeps,
   toErrorBody,
 } from '@visitor-id/core'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -35,12 +34,7 @@ export async function startProbeApp(h: Harness, routes: Route[]): Promise<ProbeA
     store: h.store,
     repos: h.repos,
     coordination,
-    phone: phoneSearchDeps({
-      config: loadConfig({ DATA_DIR: '/nonexistent' }),
-      store: h.store,
-      repos: h.repos,
-      coordination,
-    }),
+    phone: h.server.phone!,
     billing: h.billing,
     integrations: h.integrations,
     keys: createKeyAuthenticator({ repos: h.repos }),

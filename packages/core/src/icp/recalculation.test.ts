@@ -1,7 +1,7 @@
 // Recalculation jobs and incremental re-scoring on the real embedded store, with the in-process
 // coordination adapters (the Redis ones pass the same contract tests).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCoordination } from '../coordination/index.js'
+import { createMemoryCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { newId } from '../ids.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
@@ -52,7 +52,7 @@ beforeAll(async () => {
     },
   }
   repos = createRepositories(store)
-  coordination = createCoordination()
+  coordination = createMemoryCoordination()
 })
 
 afterAll(async () => {
@@ -156,7 +156,7 @@ describe('recalculation jobs', () => {
       name: 'During',
       rules: germanRules,
     })
-    const queue = createCoordination()
+    const queue = createMemoryCoordination()
     const local = { ...deps(), coordination: queue }
     let runs = 0
     let asked = false

@@ -4,7 +4,7 @@
 // the reveal event, the timeout sweep and resume, callbacks, auto enrichment and the dataset provider.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCoordination } from '../coordination/index.js'
+import { createMemoryCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { createRedisCoordination } from '../coordination/redis.js'
 import { creditBalance, grantCredits } from '../credits/ledger.js'
@@ -110,7 +110,7 @@ beforeAll(async () => {
   store = createStore({ database: 'default', dataDir: tmp.dir })
   await migrate(store)
   repos = createRepositories(store)
-  coordination = createCoordination()
+  coordination = createMemoryCoordination()
   coordination.jobs.process<PhoneSearchJob>(
     phoneSearchJobName,
     (job) => runPhoneSearchJob(depsWith(), job.data),
