@@ -93,7 +93,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const ingest = servesIngest(config) ? await startIngest(base, metrics, started) : undefined
     const app = await startHttp({ ...base, logger, services, metrics, ingest }, started)
     await ingest?.start(app.log)
-    if (runsWorkers(config)) startWorkers({ ...base, services: services!, log: app.log }, started)
+    if (runsWorkers(config) && services) startWorkers({ ...base, services, log: app.log }, started)
     const address = await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
       throw listenError(error, config) ?? error
     })
