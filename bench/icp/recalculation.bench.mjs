@@ -22,7 +22,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import {
   bootstrapIfEmpty,
-  createCoordination,
+  createMemoryCoordination,
   createRepositories,
   createStore,
   factsQuery,
@@ -49,7 +49,7 @@ const loadAtStart = os.loadavg()
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vid-bench-icp-'))
 const store = createStore({ database: 'default', dataDir })
 const repos = createRepositories(store)
-const coordination = createCoordination()
+const coordination = createMemoryCoordination()
 
 async function prepare() {
   await migrate(store)

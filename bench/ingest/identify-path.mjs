@@ -23,8 +23,8 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import {
   bootstrapIfEmpty,
-  createCoordination,
   createIdentifiedVisitors,
+  createMemoryCoordination,
   createReadModel,
   createRepositories,
   createStore,
@@ -111,7 +111,7 @@ const timedStore = new Proxy(store, {
   },
 })
 // Small entities (organizations, pixel and ICP configs) from memory, as the server has them.
-const coordination = createCoordination({})
+const coordination = createMemoryCoordination({})
 const readModel = createReadModel({ pubsub: coordination.pubsub })
 await readModel.start()
 // The server's cache of visitors identified lately: their repeated hits skip the store.

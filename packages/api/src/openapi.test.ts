@@ -105,6 +105,9 @@ describe('the route table, the registered routes and the document', () => {
       store,
       repos: createRepositories(store),
       coordination,
+      phone: h.server.phone!,
+      billing: h.billing,
+      integrations: h.integrations,
     })
     await app.register(apiDocsPlugin, { config: loadConfig({}) })
     await app.ready()

@@ -9,7 +9,6 @@ import {
   createPartner,
   loadConfig,
   newId,
-  phoneSearchDeps,
   toErrorBody,
 } from '@visitor-id/core'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
@@ -63,12 +62,7 @@ beforeAll(async () => {
     store: h.store,
     repos: h.repos,
     coordination,
-    phone: phoneSearchDeps({
-      config: loadConfig({ DATA_DIR: '/nonexistent' }),
-      store: h.store,
-      repos: h.repos,
-      coordination,
-    }),
+    phone: h.server.phone!,
     billing: h.billing,
     integrations: h.integrations,
     keys,

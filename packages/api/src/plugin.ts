@@ -1,11 +1,11 @@
 import {
-  billingDeps,
+  type BillingDeps,
   type Config,
   type Coordination,
   createKeyAuthenticator,
   createKeyUsageRecorder,
-  integrationDeps,
-  phoneSearchDeps,
+  type FlowDeps,
+  type PhoneSearchDeps,
   type Repositories,
   type Store,
 } from '@visitor-id/core'
@@ -19,11 +19,18 @@ export interface ApiPluginOptions {
   store: Store
   repos: Repositories
   coordination: Coordination
+  /**
+   * The services the server built for this process (its composition root chooses their adapters
+   * from the configuration): the plugin uses them as given and builds none of its own.
+   */
+  phone: PhoneSearchDeps
+  billing: BillingDeps
+  integrations: FlowDeps
 }
 
 /** Every /api/v1 route, from the route table. Register with `{ prefix: '/api/v1' }`. */
 export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, options) => {
-  const { config, store, repos, coordination } = options
+  const { config, store, repos, coordination, phone, billing, integrations } = options
   const keys = createKeyAuthenticator({ repos })
   const usage = createKeyUsageRecorder({
     store,
@@ -43,9 +50,6 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, optio
     return parseJson(request, text, done)
   })
 
-  const phone = phoneSearchDeps({ config, store, repos, coordination })
-  const billing = billingDeps({ config, store, repos, coordination })
-  const integrations = integrationDeps({ config, store, repos, coordination })
   const services: ApiServices = {
     config,
     store,

@@ -85,7 +85,6 @@ export {
   startCheckout,
   updateSubscriptionPlan,
 } from './billing/billing.js'
-export { billingDeps } from './billing/index.js'
 export {
   createLocalProvider,
   type LocalBillingProvider,
@@ -111,6 +110,7 @@ export type {
   ProviderWebhookFact,
   SubscriptionStatus,
 } from './billing/provider.js'
+export { createStripeProvider, type StripeProviderOptions } from './billing/stripe-provider.js'
 export { createBoundedCache } from './bounded-cache.js'
 export {
   type Config,
@@ -122,8 +122,7 @@ export {
 } from './config.js'
 export {
   type Coordination,
-  type CoordinationOptions,
-  createCoordination,
+  type CoordinationErrorHandler,
   createMemoryCoordination,
   createRedisCoordination,
   type JobHandler,
@@ -276,7 +275,6 @@ export {
   presentFlow,
   runFlowsForEvent,
 } from './integrations/flows.js'
-export { integrationDeps } from './integrations/index.js'
 export {
   accessToken,
   callbackPath,
@@ -359,14 +357,15 @@ export {
 export {
   acceptPhoneCallback,
   autoEnrichPhone,
-  createPhoneProvider,
+  createDatasetPhoneProvider,
+  createHttpPhoneProvider,
+  type PhoneProvider,
   type PhoneSearchDeps,
   type PhoneSearchJob,
   type PhoneSearchRow,
   type PhoneSearchStatus,
   type ProfilePhoneFields,
   phoneSearchCost,
-  phoneSearchDeps,
   phoneSearchJobName,
   profilePhoneFields,
   readPhoneSearch,

@@ -2,17 +2,14 @@ import { apiDocsPlugin, apiPlugin } from '@visitor-id/api'
 import {
   acceptPhoneCallback,
   appError,
-  billingDeps,
   type Config,
   type Coordination,
   type EndpointDoc,
   emailSecret,
   findVerifiedDomain,
-  integrationDeps,
   isMigrated,
   type Migration,
   type PhoneSearchDeps,
-  phoneSearchDeps,
   type Repositories,
   type Store,
   toErrorBody,
@@ -32,6 +29,7 @@ import {
 } from '@visitor-id/ingest'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import { z } from 'zod'
+import type { ProcessServices } from './adapters.js'
 import { billingPageDocs, billingPagesPlugin } from './billing-pages.js'
 import { dashboardDocs, dashboardPlugin } from './dashboard.js'
 import { page } from './html-page.js'
@@ -45,6 +43,8 @@ export interface AppDependencies {
   repos: Repositories
   migrations: Migration[]
   ingest?: IngestPluginOptions
+  /** Billing, phone search and integrations, built once (adapters.ts); the API role needs them. */
+  services?: ProcessServices
   /** Served at GET /metrics (Prometheus text) when given. */
   metrics?: MetricsRegistry
 }
@@ -293,7 +293,7 @@ function registerPhoneCallback(app: FastifyInstance, phone: PhoneSearchDeps): vo
 
 /**
  * The HTTP application for one process: health routes, and ingest and/or the API by role.
- * @example const app = await buildApp({ config, store, repos, migrations, ingest })
+ * @example const app = await buildApp({ config, logger, store, coordination, repos, migrations, services, ingest })
  */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config } = deps
@@ -358,18 +358,22 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     await app.register(metricsPlugin, { registry: deps.metrics, token: config.metricsToken })
   }
   if (serveApi) {
-    registerPhoneCallback(app, phoneSearchDeps(deps))
+    if (!deps.services) throw new Error('The api role needs the billing, phone and integration services')
+    const { billing, phone, integrations } = deps.services
+    registerPhoneCallback(app, phone)
     await app.register(async (scope) => unsubscribePlugin(scope, deps))
-    const billing = billingDeps(deps)
     await app.register(async (scope) => billingPagesPlugin(scope, billing))
     await app.register(async (scope) => dashboardPlugin(scope, {}))
-    await app.register(async (scope) => integrationPagesPlugin(scope, integrationDeps(deps)))
+    await app.register(async (scope) => integrationPagesPlugin(scope, integrations))
     await app.register(apiPlugin, {
       prefix: '/api/v1',
       store: deps.store,
       repos: deps.repos,
       coordination: deps.coordination,
       config,
+      phone,
+      billing,
+      integrations,
     })
     // The tracker's endpoints are documented whatever this process's role: they are the service's.
     await app.register(apiDocsPlugin, {

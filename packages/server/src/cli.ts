@@ -5,12 +5,10 @@ import {
   type ApiKeyRow,
   AppError,
   approveCheckout,
-  billingDeps,
   type Config,
   ConfigError,
   type Coordination,
   createApiKey,
-  createCoordination,
   createOrganization,
   createPartnerKey,
   createReadModel,
@@ -37,6 +35,7 @@ import {
   importCompanyIps,
   importContacts,
 } from '@visitor-id/ingest'
+import { createBillingDeps, createCoordination } from './adapters.js'
 import { type AdminReply, type AdminRequest, adminSocketPath, sendAdminCommand } from './admin-socket.js'
 import { seedDemo } from './demo.js'
 import { openStore } from './open-store.js'
@@ -121,7 +120,7 @@ async function withRepos<T>(
   if (run.context) return work(run.context.repos, run.context.store, run.context.coordination)
   const config = run.config
   const { store, lock } = openStore(config)
-  const coordination = createCoordination({ redisUrl: config.redis.url, prefix: config.redis.prefix })
+  const coordination = createCoordination(config)
   try {
     await migrate(store)
     const reachable = coordination.kind === 'memory' || (await coordination.ping())
@@ -332,7 +331,7 @@ async function billingCommand(run: CommandRun, sub: string | undefined, args: st
   }
   const result = await withRepos(run, (repos, store, coordination) =>
     asUsage(async () => {
-      const billing = billingDeps({ config: run.config, store, repos, coordination })
+      const billing = createBillingDeps({ config: run.config, store, repos, coordination })
       if (sub === 'pending') return pendingApprovals(billing)
       const approved = await approveCheckout(billing, sessionId!)
       return { approved: sessionId, ...approved }
@@ -354,7 +353,7 @@ async function applyImport(run: CommandRun, kind: ImportKind): Promise<void> {
     return
   }
   if (!run.config.redis.url) return
-  const coordination = createCoordination({ redisUrl: run.config.redis.url, prefix: run.config.redis.prefix })
+  const coordination = createCoordination(run.config)
   const unannounced = () =>
     console.warn(
       'visitor-id: Redis at REDIS_URL is not answering: running servers apply this import at their next reload (COMPANY_IPS_REFRESH_MS)',

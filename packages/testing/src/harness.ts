@@ -7,16 +7,14 @@ import {
   approveCheckout,
   type BillingDeps,
   type BootstrapFile,
-  billingDeps,
   createApiKey,
-  createCoordination,
   createFlow,
   createIcpConfig,
+  createMemoryCoordination,
   createOrganization,
   createUser,
   type FlowDeps,
   type IcpConfigKind,
-  integrationDeps,
   type LocalBillingProvider,
   loadConfig,
   nextVersion,
@@ -145,10 +143,10 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const boot = JSON.parse(readFileSync(server.bootstrapFile, 'utf8')) as BootstrapFile
   const { repos, store } = server
   // Config writes take an organization lock; the test's own fixtures need no other process.
-  const coordination = createCoordination()
-  const { locks } = coordination
-  const billing = billingDeps({ config, store, repos, coordination })
-  const integrations = integrationDeps({ config, store, repos, coordination })
+  const { locks } = createMemoryCoordination()
+  // The server's own services (built once by its composition root), not copies of them.
+  const { billing, integrations } = server
+  if (!billing || !integrations) throw new Error('The harness needs a role that serves the API')
   const holds = (row: SubscriptionRow | undefined) =>
     row !== undefined && ['active', 'trialing', 'past_due'].includes(row.status)
   let fixtureContact: Promise<void> | undefined

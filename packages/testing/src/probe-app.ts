@@ -6,7 +6,6 @@ import {
   createKeyUsageRecorder,
   createMemoryCoordination,
   loadConfig,
-  phoneSearchDeps,
   type RateLimiter,
   toErrorBody,
 } from '@visitor-id/core'
@@ -50,12 +49,7 @@ export async function startProbeApp(
     store: h.store,
     repos: h.repos,
     coordination,
-    phone: phoneSearchDeps({
-      config: loadConfig({ DATA_DIR: '/nonexistent' }),
-      store: h.store,
-      repos: h.repos,
-      coordination,
-    }),
+    phone: h.server.phone!,
     billing: h.billing,
     integrations: h.integrations,
     keys: createKeyAuthenticator({ repos: h.repos }),

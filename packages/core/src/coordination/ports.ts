@@ -86,7 +86,7 @@ export interface KeyValue {
   delete(key: string): Promise<void>
 }
 
-/** Everything one process needs, built by `createCoordination`. */
+/** Everything one process needs: `createMemoryCoordination` or `createRedisCoordination` builds it. */
 export interface Coordination {
   kind: 'memory' | 'redis'
   createRateLimiter(options: RateLimiterOptions): RateLimiter

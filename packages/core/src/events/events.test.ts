@@ -3,7 +3,7 @@
 
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createCoordination } from '../coordination/index.js'
+import { createMemoryCoordination } from '../coordination/index.js'
 import { newId } from '../ids.js'
 import { createStore, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
@@ -61,7 +61,7 @@ describe('events', () => {
     await appendEvents(store, [event(org, a), event(org, b)])
     await appendEvents(store, [event(org, a)])
     expect(await readEvents(store, { organizationId: org })).toHaveLength(2)
-    const coordination = createCoordination()
+    const coordination = createMemoryCoordination()
     const jobs: EventJob[] = []
     const inFlight = new InFlightEvents()
     try {
@@ -121,7 +121,7 @@ describe('events', () => {
       { ...fromElsewhere, dispatched_at: null, version: 1 },
       { ...markedBefore, dispatched_at: new Date().toISOString(), version: 2 },
     ])
-    const coordination = createCoordination()
+    const coordination = createMemoryCoordination()
     try {
       const jobs: EventJob[] = []
       coordination.jobs.process<EventJob>(eventJobName, async (job) => {
@@ -148,10 +148,10 @@ describe('events', () => {
   it('an event queued but never consumed (its process died with the queue) is queued again by the next process', async () => {
     const org = newId()
     await appendEvents(store, [event(org, newId())])
-    const dying = createCoordination()
+    const dying = createMemoryCoordination()
     expect(await dispatchEvents({ store, coordination: dying })).toBeGreaterThanOrEqual(1)
     await dying.close()
-    const next = createCoordination()
+    const next = createMemoryCoordination()
     try {
       const seen: string[] = []
       next.jobs.process<EventJob>(eventJobName, async (job) => {
@@ -173,7 +173,7 @@ describe('event processing', () => {
     const org = newId()
     const [a, b] = [event(org, newId()), event(org, newId())]
     await appendEvents(store, [a, b])
-    const coordination = createCoordination()
+    const coordination = createMemoryCoordination()
     const tries = new Map<string, number>()
     let release!: () => void
     const held = new Promise<void>((resolve) => {
@@ -218,7 +218,7 @@ describe('event processing', () => {
     const org = newId()
     const poison = event(org, newId())
     await appendEvents(store, [poison])
-    const coordination = createCoordination()
+    const coordination = createMemoryCoordination()
     let tries = 0
     const processing = startEventProcessing(
       { store, coordination, log },
@@ -248,7 +248,7 @@ describe('event processing', () => {
     const org = newId()
     const events = Array.from({ length: 6 }, () => event(org, newId()))
     await appendEvents(store, events)
-    const coordination = createCoordination()
+    const coordination = createMemoryCoordination()
     const consumed: string[] = []
     let started!: () => void
     const first = new Promise<void>((resolve) => {

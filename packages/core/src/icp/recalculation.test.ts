@@ -4,7 +4,7 @@
 import { timeUntil } from '@visitor-id/testing/poll'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCoordination } from '../coordination/index.js'
+import { createMemoryCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { newId } from '../ids.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
@@ -53,7 +53,7 @@ beforeAll(async () => {
     },
   }
   repos = createRepositories(store)
-  coordination = createCoordination()
+  coordination = createMemoryCoordination()
 })
 
 afterAll(async () => {
@@ -157,7 +157,7 @@ describe('recalculation jobs', () => {
       name: 'During',
       rules: germanRules,
     })
-    const queue = createCoordination()
+    const queue = createMemoryCoordination()
     const local = { ...deps(), coordination: queue }
     let runs = 0
     let asked = false

@@ -4,7 +4,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCoordination } from '../coordination/index.js'
+import { createMemoryCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { AppError } from '../errors.js'
 import type { Filter } from '../filters/filter.js'
@@ -84,7 +84,7 @@ beforeAll(async () => {
   store = createStore({ database: 'default', dataDir: tmp.dir })
   await migrate(store)
   repos = createRepositories(store)
-  coordination = createCoordination()
+  coordination = createMemoryCoordination()
   deps = { store, repos, locks: coordination.locks }
   await store.insert(
     'companies',

@@ -1,52 +1,8 @@
-// Phone search, wired from the configuration: the provider PHONE_PROVIDER names, the timeout, the
-// public URL callbacks come back to. Routes, the worker and auto enrichment share these deps.
-import type { Config } from '../config.js'
-import type { Coordination } from '../coordination/ports.js'
+// Phone search: the providers (`dataset`, `http`), the search itself and auto enrichment. Which
+// provider a process uses (PHONE_PROVIDER) is decided by the server's composition root.
 import { AppError } from '../errors.js'
 import type { EventJob } from '../events/events.js'
-import type { Store } from '../store/client.js'
-import type { Repositories } from '../store/entities.js'
-import { createDatasetPhoneProvider } from './dataset-provider.js'
-import { createHttpPhoneProvider } from './http-provider.js'
-import type { PhoneProvider } from './provider.js'
 import { type PhoneSearchDeps, readPhoneSearch, startPhoneSearch } from './search.js'
-
-/** The configured provider; `http` without PHONE_HTTP_URL is a start-up error naming it. */
-export function createPhoneProvider(config: Config, store: Store): PhoneProvider {
-  if (config.phone.provider === 'dataset') return createDatasetPhoneProvider(store)
-  const { http } = config.phone
-  if (!http.url) throw new Error('PHONE_PROVIDER=http needs PHONE_HTTP_URL')
-  if (http.mode === 'poll' && !http.pollUrl) throw new Error('PHONE_HTTP_MODE=poll needs PHONE_HTTP_POLL_URL')
-  return createHttpPhoneProvider({
-    url: http.url,
-    method: http.method,
-    authHeader: http.authHeader,
-    phonePath: http.phonePath,
-    mode: http.mode,
-    ...(http.pollUrl ? { pollUrl: http.pollUrl } : {}),
-    ...(config.phone.defaultCountry ? { defaultCountry: config.phone.defaultCountry } : {}),
-  })
-}
-
-/**
- * What phone searches need, built once per process.
- * @example const phone = phoneSearchDeps({ config, store, repos, coordination })
- */
-export function phoneSearchDeps(deps: {
-  config: Config
-  store: Store
-  repos: Repositories
-  coordination: Coordination
-}): PhoneSearchDeps {
-  return {
-    store: deps.store,
-    repos: deps.repos,
-    coordination: deps.coordination,
-    provider: createPhoneProvider(deps.config, deps.store),
-    timeoutMs: deps.config.phone.searchTimeoutMs,
-    publicUrl: deps.config.publicUrl,
-  }
-}
 
 /**
  * Auto phone enrichment (spec: Organizations): a visitor just identified, of a `plus_employee`

@@ -7,7 +7,7 @@ import { timeUntil } from '@visitor-id/testing/poll'
 import { personVisitorRow } from '@visitor-id/testing/rows'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCoordination } from '../coordination/index.js'
+import { createMemoryCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { createRedisCoordination } from '../coordination/redis.js'
 import { creditBalance, grantCredits } from '../credits/ledger.js'
@@ -110,7 +110,7 @@ beforeAll(async () => {
   store = createStore({ database: 'default', dataDir: tmp.dir })
   await migrate(store)
   repos = createRepositories(store)
-  coordination = createCoordination()
+  coordination = createMemoryCoordination()
   coordination.jobs.process<PhoneSearchJob>(
     phoneSearchJobName,
     (job) => runPhoneSearchJob(depsWith(), job.data),

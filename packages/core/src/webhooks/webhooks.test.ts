@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCoordination } from '../coordination/index.js'
+import { createMemoryCoordination } from '../coordination/index.js'
 import { secretBox } from '../secret-box/secret-box.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories, type Repositories } from '../store/entities.js'
@@ -19,7 +19,7 @@ beforeAll(async () => {
   store = createStore({ database: 'default', dataDir: tmp.dir })
   await migrate(store)
   repos = createRepositories(store)
-  const coordination = createCoordination()
+  const coordination = createMemoryCoordination()
   deps = (allowPrivate, secretKey) => ({
     store,
     repos,

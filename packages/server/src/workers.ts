@@ -1,0 +1,142 @@
+// The worker role: jobs, periodic passes and the stored events' consumers. Any number of workers
+// may run them (locks keep one pass at a time across processes). Everything started here is added
+// to the process's stop list as it starts, so a start that fails later stops it too.
+import {
+  autoEnrichPhone,
+  billingEmail,
+  billingSweep,
+  type Config,
+  type Coordination,
+  createDnsResolver,
+  createMailer,
+  creditEmail,
+  emailSecret,
+  enqueueStoredEvent,
+  firstVisitorEmail,
+  type LifecycleEmailJob,
+  lifecycleEmailJobName,
+  type PhoneSearchJob,
+  phoneSearchJobName,
+  type Repositories,
+  recalculationJobName,
+  recheckVerifiedDomains,
+  runFlowsForEvent,
+  runPhoneSearchJob,
+  runRecalculation,
+  type Store,
+  sendLifecycleEmail,
+  startEventProcessing,
+  startFirstHoursSettling,
+  startIncrementalScoring,
+  startListAutoRefresh,
+  startPeriodicTask,
+  startPhoneSearchSweep,
+  startWebhookDispatcher,
+} from '@visitor-id/core'
+import type { FastifyBaseLogger } from 'fastify'
+import { type ProcessServices, publicUrlOf } from './adapters.js'
+import type { StopList } from './stop-list.js'
+
+export interface WorkerParts {
+  config: Config
+  store: Store
+  repos: Repositories
+  coordination: Coordination
+  services: ProcessServices
+  log: FastifyBaseLogger
+}
+
+/**
+ * Starts every job handler and periodic pass of the worker role.
+ * @example startWorkers({ config, store, repos, coordination, services, log: app.log }, started)
+ */
+export function startWorkers(parts: WorkerParts, started: StopList): void {
+  const { config, store, repos, coordination, services, log } = parts
+  const { locks } = coordination
+  const deps = { store, repos, coordination, log }
+  // Jobs and the ICP re-scoring pass (locks keep one run per config).
+  coordination.jobs.process(recalculationJobName, (job) =>
+    runRecalculation(deps, job.data as Parameters<typeof runRecalculation>[1]),
+  )
+  const scoring = startIncrementalScoring(deps, config.icpRescoreIntervalMs)
+  started.add('workers', () => scoring.stop())
+  // The statistics' distinct counts read first_hours: settled for the visitors with new page views.
+  const firstHours = startFirstHoursSettling({ store, locks, log }, config.analyticsSettleIntervalMs)
+  started.add('workers', () => firstHours.stop())
+  const listRefresh = startListAutoRefresh(
+    { store, repos, locks },
+    { refreshAfterMs: config.listAutoRefreshMs, log },
+  )
+  started.add('workers', () => listRefresh.stop())
+  // Phone searches: the provider is asked by jobs; a sweep expires searches past
+  // PHONE_SEARCH_TIMEOUT, and its first pass asks again about the searches a stopped process
+  // left ongoing (an in-memory queue loses their jobs).
+  const { phone, billing, integrations: flows } = services
+  coordination.jobs.process<PhoneSearchJob>(phoneSearchJobName, (job) => runPhoneSearchJob(phone, job.data), {
+    concurrency: 4,
+  })
+  const phoneSweep = startPhoneSearchSweep(phone, log)
+  started.add('workers', () => phoneSweep.stop())
+  // Partner webhooks: every event is queued for the partner of its organization (an outbox in
+  // the store), and the dispatcher delivers it.
+  const webhookDeps = { store, repos, coordination, settings: config.webhooks }
+  const webhooks = startWebhookDispatcher(webhookDeps, { log })
+  started.add('workers', () => webhooks.stop())
+  // Verified custom domains are checked again once a day; a record that disappeared fails.
+  const resolver = createDnsResolver(config.ingest.dnsServers)
+  const domainRecheck = startPeriodicTask({
+    locks,
+    lockName: 'domains:recheck',
+    lockTtlMs: 30 * 60_000,
+    intervalMs: 60 * 60_000,
+    pass: async () => {
+      await recheckVerifiedDomains(store, resolver, { minAgeMs: 24 * 60 * 60_000 })
+    },
+    onError: (error) => log.warn({ err: error }, 'custom domain re-check failed'),
+  })
+  started.add('workers', () => domainRecheck.stop())
+  // Billing: the local provider's renewals and the end of B2B time after leaving the plan.
+  const billingTask = startPeriodicTask({
+    locks,
+    lockName: 'billing:sweep',
+    lockTtlMs: 10 * 60_000,
+    intervalMs: 60_000,
+    pass: () => billingSweep(billing),
+    onError: (error) => log.warn({ err: error }, 'billing sweep failed'),
+  })
+  started.add('workers', () => billingTask.stop())
+  // Lifecycle emails: one job per recipient, through SMTP_URL or to DATA_DIR/mail. The mailer
+  // closes after the coordination, once the email jobs under way have finished.
+  const mailer = createMailer({
+    smtpUrl: config.email.smtpUrl,
+    dataDir: config.dataDir,
+    from: config.email.from,
+  })
+  started.add('mail', () => mailer.close())
+  const emailDeps = {
+    store,
+    repos,
+    coordination,
+    mailer,
+    secret: emailSecret(config.email.secret, config.dataDir),
+    publicUrl: publicUrlOf(config),
+  }
+  coordination.jobs.process<LifecycleEmailJob>(lifecycleEmailJobName, async (job) => {
+    await sendLifecycleEmail(emailDeps, job.data)
+  })
+  // Stored events run through their consumers (logged by id and type only: no personal data);
+  // each is marked dispatched once they all ran, so a restart runs the unmarked ones again.
+  const events = startEventProcessing(deps, async (event) => {
+    log.info({ eventId: event.eventId, type: event.type }, 'event')
+    await enqueueStoredEvent(webhookDeps, event)
+    await firstVisitorEmail(emailDeps, event)
+    await creditEmail(emailDeps, event)
+    await billingEmail(emailDeps, event)
+    // Integration flows triggered by the event (list refreshed, visitor identified, ICP matched).
+    await runFlowsForEvent(flows, event)
+    // Auto phone enrichment of a newly identified visitor (the organization's setting decides).
+    await autoEnrichPhone(phone, event)
+  })
+  // Added last, so it stops first of the workers: no new work is queued while the others stop.
+  started.add('workers', () => events.stop())
+}
