@@ -1,3 +1,17 @@
+export {
+  addressOrganization,
+  addressPartnerOrganization,
+  hasScope,
+  managingPartnerId,
+  requireKeyManagement,
+  requireScope,
+  type Scope,
+  scopes,
+  scopesGranting,
+  userActedFor,
+  userRoleIn,
+} from './access/access.js'
+export type { Principal } from './access/auth.js'
 export { type AudienceFilter, audienceSql } from './analytics/audience.js'
 export {
   type CompanyCsvField,
@@ -41,6 +55,13 @@ export {
   revokeApiKey,
   revokePartnerKey,
 } from './api-keys/api-keys.js'
+export {
+  type CreateApiKeyInput,
+  type CreatePartnerKeyInput,
+  createApiKey,
+  createPartnerKey,
+  partnerKeyScopes,
+} from './api-keys/issue.js'
 export {
   createKeyAuthenticator,
   type KeyAuthenticator,
@@ -313,20 +334,6 @@ export {
   saveList,
   startListAutoRefresh,
 } from './lists/lists.js'
-export {
-  addressOrganization,
-  addressPartnerOrganization,
-  hasScope,
-  managingPartnerId,
-  requireKeyManagement,
-  requireScope,
-  type Scope,
-  scopes,
-  scopesGranting,
-  userActedFor,
-  userRoleIn,
-} from './organizations/access.js'
-export type { Principal } from './organizations/auth.js'
 export { type BootstrapFile, type BootstrapResult, bootstrapIfEmpty } from './organizations/bootstrap.js'
 export {
   callerOrganization,
@@ -343,16 +350,11 @@ export {
   updateOrganization,
 } from './organizations/organizations.js'
 export {
-  type CreateApiKeyInput,
   type CreateOrganizationInput,
-  type CreatePartnerKeyInput,
-  createApiKey,
   createOrganization,
   createPartner,
-  createPartnerKey,
   createUser,
   type InitialCredits,
-  partnerKeyScopes,
 } from './organizations/tenancy.js'
 export {
   acceptPhoneCallback,

@@ -1,9 +1,9 @@
+import { findPartner, hasScope, requireKeyManagement, type Scope } from '../access/access.js'
+import type { Principal } from '../access/auth.js'
 import { appError } from '../errors.js'
-import { hasScope, requireKeyManagement, type Scope } from '../organizations/access.js'
-import type { Principal } from '../organizations/auth.js'
-import { createApiKey, findPartner } from '../organizations/tenancy.js'
 import type { Store } from '../store/client.js'
 import type { ApiKeyRow, OrganizationRow, Repositories } from '../store/entities.js'
+import { createApiKey } from './issue.js'
 import { readKeyUsage } from './key-usage.js'
 import { type KeyKind, keyExpiry } from './keys.js'
 

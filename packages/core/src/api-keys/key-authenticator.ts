@@ -1,6 +1,6 @@
+import type { Principal } from '../access/auth.js'
 import { appError } from '../errors.js'
 import { safeEqual, sha256Hex } from '../ids.js'
-import type { Principal } from '../organizations/auth.js'
 import type { ApiKeyRow, Repositories } from '../store/entities.js'
 import { organizationKeyPattern, partnerKeyPattern } from './keys.js'
 

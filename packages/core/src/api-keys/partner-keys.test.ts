@@ -1,22 +1,17 @@
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { addressOrganization, addressPartnerOrganization } from '../access/access.js'
+import type { Principal } from '../access/auth.js'
 import { createMemoryCoordination } from '../coordination/memory.js'
 import type { Coordination } from '../coordination/ports.js'
 import { newId, sha256Hex } from '../ids.js'
-import { addressOrganization, addressPartnerOrganization } from '../organizations/access.js'
-import type { Principal } from '../organizations/auth.js'
-import {
-  createApiKey,
-  createOrganization,
-  createPartner,
-  createPartnerKey,
-  createUser,
-} from '../organizations/tenancy.js'
+import { createOrganization, createPartner, createUser } from '../organizations/tenancy.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories, organizationsTable, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { createReadModel, type ReadModel } from '../store/read-model.js'
 import { listPartnerKeys, revokeApiKey, revokePartnerKey } from './api-keys.js'
+import { createApiKey, createPartnerKey } from './issue.js'
 import { createKeyAuthenticator } from './key-authenticator.js'
 
 // Partner keys (create, list, revoke) and the organizations a partner key may address. One embedded

@@ -1,3 +1,5 @@
+import { hasScope, userActedFor } from '../access/access.js'
+import type { Principal } from '../access/auth.js'
 import { appError } from '../errors.js'
 import type { Store } from '../store/client.js'
 import {
@@ -7,8 +9,6 @@ import {
   type Repositories,
   type UserRow,
 } from '../store/entities.js'
-import { hasScope, userActedFor } from './access.js'
-import type { Principal } from './auth.js'
 import { createOrganization, type InitialCredits } from './tenancy.js'
 
 type OrganizationPrincipal = Extract<Principal, { kind: 'organization' }>

@@ -7,12 +7,13 @@
 // at least once, always with the same `X-Service-Event-Id` and the same bytes. Each partner's
 // deliveries are sent by one process at a time (its lock), with at most `concurrency` in flight,
 // and partners never wait for each other: a receiver that hangs for 10 s holds only its own.
+
+import { managingPartnerId } from '../access/access.js'
 import type { Config } from '../config.js'
 import type { Coordination } from '../coordination/ports.js'
 import { appError } from '../errors.js'
 import { type ConsumedEvent, storedEventOf } from '../events/events.js'
 import { nextVersion, randomToken } from '../ids.js'
-import { managingPartnerId } from '../organizations/access.js'
 import { secretBox } from '../secret-box/secret-box.js'
 import type { Store } from '../store/client.js'
 import type { Repositories, WebhookConfigRow } from '../store/entities.js'

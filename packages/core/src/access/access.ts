@@ -1,5 +1,5 @@
 import { appError } from '../errors.js'
-import type { MembershipRow, OrganizationRow, Repositories } from '../store/entities.js'
+import type { MembershipRow, OrganizationRow, PartnerRow, Repositories } from '../store/entities.js'
 import type { Principal } from './auth.js'
 
 export type Scope = 'read' | 'write' | 'admin' | 'agency:read' | 'agency:write'
@@ -138,4 +138,13 @@ export async function managingPartnerId(
   if (organization.partner_id) return organization.partner_id
   if (!organization.agency_id) return undefined
   return (await repos.organizations.get({ id: organization.agency_id }))?.partner_id ?? undefined
+}
+
+/** The partner with this id; unknown and malformed ids are `resource_not_found`. */
+export async function findPartner(repos: Repositories, partnerId: string): Promise<PartnerRow> {
+  const partner = uuidPattern.test(partnerId)
+    ? await repos.partners.get({ id: partnerId.toLowerCase() })
+    : undefined
+  if (!partner) throw appError('resource_not_found', 'Partner not found')
+  return partner
 }
