@@ -376,7 +376,7 @@ export {
   startPhoneSearchSweep,
   sweepPhoneSearches,
   toE164,
-} from './phone/index.js'
+} from './phone-search/index.js'
 export { type SecretBox, secretBox } from './secret-box/secret-box.js'
 export type { InsertOptions } from './store/client.js'
 export {
