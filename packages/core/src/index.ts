@@ -419,6 +419,7 @@ export {
   migrate,
   readMigrations,
 } from './store/migrate.js'
+export type { PageViewRow } from './store/page-view-row.js'
 export {
   createReadModel,
   entityChangedChannel,

@@ -1,6 +1,7 @@
 import { type VisitorIcp, visitorIcp } from '../icp/statuses.js'
 import type { Store } from '../store/client.js'
 import type { CompanyRow, IcpConfigRow, VisitorRow } from '../store/entities.js'
+import type { PageViewRow } from '../store/page-view-row.js'
 
 /** A session as the REST API shows it (spec: "Session object"). */
 export interface VisitorSession {
@@ -149,40 +150,42 @@ export interface VisitorProfile {
   pageViews: PageViewEntry[]
 }
 
-/** The packed first-page-view state of a session (migration 0004), as the engine answers it. */
-interface FirstPageView {
-  landing_page: string
-  entry_page: string
-  referrer: string
-  search_engine: string
-  search_term: string
-  utm_source: string
-  utm_medium: string
-  utm_campaign: string
-  utm_term: string
-  utm_content: string
-  tracking_params: Record<string, string>
-  screen_width: number
-  screen_height: number
-  language: string
-  timezone: string
-  ip: string
-  country: string
-  region: string
-  city: string
-  isp: string
-  asn: number
-  connection_type: string
-  is_hosting: boolean
-  is_anonymous: boolean
-  user_agent: string
-  device_type: string
-  browser: string
-  browser_version: string
-  os: string
-  os_version: string
-  device_model: string
-}
+/**
+ * The packed first-page-view state of a session (migration 0004), as the engine answers it: the
+ * first view's columns of `page_views`, and where the session entered.
+ */
+type FirstPageView = Pick<
+  PageViewRow,
+  | 'referrer'
+  | 'search_engine'
+  | 'search_term'
+  | 'utm_source'
+  | 'utm_medium'
+  | 'utm_campaign'
+  | 'utm_term'
+  | 'utm_content'
+  | 'tracking_params'
+  | 'screen_width'
+  | 'screen_height'
+  | 'language'
+  | 'timezone'
+  | 'ip'
+  | 'country'
+  | 'region'
+  | 'city'
+  | 'isp'
+  | 'asn'
+  | 'connection_type'
+  | 'is_hosting'
+  | 'is_anonymous'
+  | 'user_agent'
+  | 'device_type'
+  | 'browser'
+  | 'browser_version'
+  | 'os'
+  | 'os_version'
+  | 'device_model'
+> & { landing_page: string; entry_page: string }
 
 /** The id of a visitor's identity row in `sessions` (migration 0005). */
 const identitySessionId = '00000000-0000-0000-0000-000000000000'
