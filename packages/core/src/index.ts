@@ -14,6 +14,18 @@ export {
 export type { Principal } from './access/auth.js'
 export { type AudienceFilter, audienceSql } from './analytics/audience.js'
 export {
+  type ChartInterval,
+  type ChartPoint,
+  chartIntervalFor,
+  visitorsChart,
+} from './analytics/chart.js'
+export {
+  type CompanySortKey,
+  type CompanyStatistics,
+  companySortKeys,
+  companyStatistics,
+} from './analytics/companies.js'
+export {
   type CompanyCsvField,
   companyCsvFields,
   exportCompanyCsv,
@@ -28,25 +40,15 @@ export {
   startFirstHoursSettling,
 } from './analytics/first-hours.js'
 export {
-  type ChartInterval,
-  type ChartPoint,
-  type CompanySortKey,
-  type CompanyStatistics,
-  chartIntervalFor,
-  companySortKeys,
-  companyStatistics,
   effectiveRange,
   type PageRequest,
   type StatisticsQuery,
-  statisticsTotals,
   type TimeRange,
-  type Totals,
-  type VisitorStatistics,
-  type VisitorStatisticsQuery,
-  visitorStatistics,
-  visitorsChart,
-} from './analytics/statistics.js'
+} from './analytics/scope.js'
 export { isTimeZone, startOfDayIn } from './analytics/time-zone.js'
+export { statisticsTotals, type Totals } from './analytics/totals.js'
+export type { VisitorStatistics } from './analytics/visitor-rows.js'
+export { type VisitorStatisticsQuery, visitorStatistics } from './analytics/visitors.js'
 export {
   createOrganizationApiKey,
   listApiKeys,

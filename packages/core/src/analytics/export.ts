@@ -6,12 +6,8 @@
 // next one being written.
 import { csvCellSql, isoCellSql } from '../csv.js'
 import type { QueryParams, Store } from '../store/client.js'
-import {
-  rollupScope,
-  type StatisticsQuery,
-  visitorCompanyFilter,
-  visitorFiguresRollup,
-} from './statistics.js'
+import { rollupScope, type StatisticsQuery } from './scope.js'
+import { visitorCompanyFilter, visitorFiguresRollup } from './visitors.js'
 
 /**
  * The columns of a companies download, in order, as the engine writes their cells: the fields of a

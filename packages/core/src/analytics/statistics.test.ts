@@ -9,6 +9,8 @@ import { newId } from '../ids.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
 import type { IcpConfigRow } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
+import { visitorsChart } from './chart.js'
+import { companyStatistics } from './companies.js'
 import {
   companyCsvFields,
   exportCompanyCsv,
@@ -17,15 +19,10 @@ import {
   visitorCsvFields,
 } from './export.js'
 import { settleFirstHours } from './first-hours.js'
-import {
-  companyStatistics,
-  effectiveRange,
-  statisticsTotals,
-  type TimeRange,
-  type VisitorStatistics,
-  visitorStatistics,
-  visitorsChart,
-} from './statistics.js'
+import { effectiveRange, type TimeRange } from './scope.js'
+import { statisticsTotals } from './totals.js'
+import type { VisitorStatistics } from './visitor-rows.js'
+import { visitorStatistics } from './visitors.js'
 
 /** A list's rows as the lines of its download: each field's value written by csvCell. */
 function csvLines<T, F extends string>(
