@@ -84,34 +84,25 @@ export {
   partnerKeyPattern,
   trackingKeyPattern,
 } from './api-keys/keys.js'
+export { applyInvoice, applySubscription } from './billing/apply.js'
 export { approveCheckout, pendingApprovals } from './billing/approval.js'
-export {
-  applyInvoice,
-  applySubscription,
-  type BillingDeps,
-  type BillingEventType,
-  type BillingPayload,
-  billingSweep,
-  type CustomerInfo,
-  cancelSubscription,
-  customerInfo,
-  customerPortal,
-  handleProviderWebhook,
-  isBillingEvent,
-  planOf,
-  presentSubscription,
-  processCheckout,
-  readSubscription,
-  type SubscriptionRow,
-  startCheckout,
-  updateSubscriptionPlan,
-} from './billing/billing.js'
+export { type BillingEventType, type BillingPayload, isBillingEvent } from './billing/billing-events.js'
 export {
   createLocalProvider,
   type LocalBillingProvider,
   type LocalProviderOptions,
   type PendingApproval,
 } from './billing/local-provider.js'
+export {
+  type CustomerInfo,
+  cancelSubscription,
+  customerInfo,
+  customerPortal,
+  presentSubscription,
+  processCheckout,
+  startCheckout,
+  updateSubscriptionPlan,
+} from './billing/operations.js'
 export {
   defaultPlans,
   isB2bPlan,
@@ -131,7 +122,9 @@ export type {
   ProviderWebhookFact,
   SubscriptionStatus,
 } from './billing/provider.js'
+export { billingSweep, handleProviderWebhook } from './billing/provider-sync.js'
 export { createStripeProvider, type StripeProviderOptions } from './billing/stripe-provider.js'
+export { type BillingDeps, planOf, readSubscription, type SubscriptionRow } from './billing/subscriptions.js'
 export { createBoundedCache } from './bounded-cache.js'
 export {
   type Config,

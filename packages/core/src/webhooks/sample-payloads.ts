@@ -1,7 +1,8 @@
 // The sample event a test delivery (`POST /partner/webhooks/test`) carries: built by the builders of
 // the real events (identificationPayload, billingPayload) from made-up values for every field, so a
 // receiver sees exactly what real deliveries will bring, field for field.
-import { type BillingDeps, billingPayload } from '../billing/billing.js'
+import { billingPayload } from '../billing/billing-events.js'
+import type { BillingDeps } from '../billing/subscriptions.js'
 import { identificationPayload } from '../identification/payload.js'
 import type { CompanyRow, OrganizationRow } from '../store/entities.js'
 import type { WebhookKind } from './webhooks.js'
