@@ -439,22 +439,21 @@ export {
   type VisitorProfileOptions,
   type VisitorSession,
 } from './visitor-tracking/visitors.js'
-export { sampleWebhookPayload } from './webhooks/sample-payloads.js'
+export {
+  presentWebhookConfig,
+  readWebhookConfig,
+  updateWebhookConfig,
+  type WebhookConfigRow,
+  type WebhookDeps,
+  type WebhookKind,
+  webhookKinds,
+} from './webhooks/config.js'
+export { redeliver, testWebhook, webhookLogs } from './webhooks/delivery-log.js'
+export { startWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js'
 export {
   type AttemptRow,
   type DeliveryRow,
   enqueueStoredEvent,
   enqueueWebhookEvent,
-  presentWebhookConfig,
-  readWebhookConfig,
-  redeliver,
-  startWebhookDispatcher,
-  testWebhook,
-  updateWebhookConfig,
-  type WebhookConfigRow,
-  type WebhookDeps,
-  type WebhookDispatcher,
-  type WebhookKind,
-  webhookKinds,
-  webhookLogs,
-} from './webhooks/webhooks.js'
+} from './webhooks/outbox.js'
+export { sampleWebhookPayload } from './webhooks/sample-payloads.js'

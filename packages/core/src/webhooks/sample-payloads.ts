@@ -5,7 +5,7 @@ import { billingPayload } from '../billing/billing-events.js'
 import type { BillingDeps } from '../billing/subscriptions.js'
 import { identificationPayload } from '../identification/payload.js'
 import type { CompanyRow, OrganizationRow } from '../store/entities.js'
-import type { WebhookKind } from './webhooks.js'
+import type { WebhookKind } from './config.js'
 
 const sampleOrganization = (at: string): OrganizationRow => ({
   id: '00000000-0000-4000-8000-00000000000a',
