@@ -1,5 +1,5 @@
 // Where a dispatcher batch spends its store time: the store work of one `deliverForPartner` call
-// (packages/core/src/webhooks/webhooks.ts) replayed without HTTP in the bench process on a copy of
+// (packages/core/src/webhooks/dispatcher.ts) replayed without HTTP in the bench process on a copy of
 // a filled store, step by step. The SQL is a copy of the dispatcher's (keep them in step); the
 // writes go to the copy's own tables like the dispatcher's (the copy is thrown away).
 import { randomUUID } from 'node:crypto'

@@ -86,34 +86,25 @@ export {
   partnerKeyPattern,
   trackingKeyPattern,
 } from './api-keys/keys.js'
+export { applyInvoice, applySubscription } from './billing/apply.js'
 export { approveCheckout, pendingApprovals } from './billing/approval.js'
-export {
-  applyInvoice,
-  applySubscription,
-  type BillingDeps,
-  type BillingEventType,
-  type BillingPayload,
-  billingSweep,
-  type CustomerInfo,
-  cancelSubscription,
-  customerInfo,
-  customerPortal,
-  handleProviderWebhook,
-  isBillingEvent,
-  planOf,
-  presentSubscription,
-  processCheckout,
-  readSubscription,
-  type SubscriptionRow,
-  startCheckout,
-  updateSubscriptionPlan,
-} from './billing/billing.js'
+export { type BillingEventType, type BillingPayload, isBillingEvent } from './billing/billing-events.js'
 export {
   createLocalProvider,
   type LocalBillingProvider,
   type LocalProviderOptions,
   type PendingApproval,
 } from './billing/local-provider.js'
+export {
+  type CustomerInfo,
+  cancelSubscription,
+  customerInfo,
+  customerPortal,
+  presentSubscription,
+  processCheckout,
+  startCheckout,
+  updateSubscriptionPlan,
+} from './billing/operations.js'
 export {
   defaultPlans,
   isB2bPlan,
@@ -133,7 +124,9 @@ export type {
   ProviderWebhookFact,
   SubscriptionStatus,
 } from './billing/provider.js'
+export { billingSweep, handleProviderWebhook } from './billing/provider-sync.js'
 export { createStripeProvider, type StripeProviderOptions } from './billing/stripe-provider.js'
+export { type BillingDeps, planOf, readSubscription, type SubscriptionRow } from './billing/subscriptions.js'
 export { createBoundedCache } from './bounded-cache.js'
 export {
   type Config,
@@ -449,22 +442,21 @@ export {
   type VisitorProfileOptions,
   type VisitorSession,
 } from './visitor-tracking/visitors.js'
-export { sampleWebhookPayload } from './webhooks/sample-payloads.js'
+export {
+  presentWebhookConfig,
+  readWebhookConfig,
+  updateWebhookConfig,
+  type WebhookConfigRow,
+  type WebhookDeps,
+  type WebhookKind,
+  webhookKinds,
+} from './webhooks/config.js'
+export { redeliver, testWebhook, webhookLogs } from './webhooks/delivery-log.js'
+export { startWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js'
 export {
   type AttemptRow,
   type DeliveryRow,
   enqueueStoredEvent,
   enqueueWebhookEvent,
-  presentWebhookConfig,
-  readWebhookConfig,
-  redeliver,
-  startWebhookDispatcher,
-  testWebhook,
-  updateWebhookConfig,
-  type WebhookConfigRow,
-  type WebhookDeps,
-  type WebhookDispatcher,
-  type WebhookKind,
-  webhookKinds,
-  webhookLogs,
-} from './webhooks/webhooks.js'
+} from './webhooks/outbox.js'
+export { sampleWebhookPayload } from './webhooks/sample-payloads.js'

@@ -2,7 +2,8 @@
 // Entry point: `visitor-id serve` and the admin commands. The only place that reads process.env.
 import { parseArgs } from 'node:util'
 import { ConfigError, DataDirLockedError, loadConfig } from '@visitor-id/core'
-import { runAdminCommand, UsageError, usage } from './cli.js'
+import { UsageError, usage } from './cli/usage.js'
+import { runAdminCommand } from './cli.js'
 import { StartupError, startServer } from './runtime.js'
 
 /** A repeat of the stop signal within this window is the same request, delivered twice. */

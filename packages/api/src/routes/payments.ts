@@ -1,5 +1,5 @@
 // Spec section "Payments": plans, checkout, its processing, plan changes, cancelation, the customer's
-// details and portal (docs/decisions.md, "Billing"). The work is core's (billing/billing.ts) over the
+// details and portal (docs/decisions.md, "Billing"). The work is core's (billing/operations.ts) over the
 // provider BILLING_PROVIDER names; these routes shape it.
 import {
   cancelSubscription,

@@ -4,8 +4,9 @@
 // subscription wait as pending sessions until the operator approves them (`billing approve`, which
 // calls `approveCheckout`); with Stripe, paying is the consent and nothing waits.
 import { appError } from '../errors.js'
-import { type BillingDeps, processCheckout, withBillingLock } from './billing.js'
 import type { LocalBillingProvider, PendingApproval } from './local-provider.js'
+import { processCheckout } from './operations.js'
+import { type BillingDeps, withBillingLock } from './subscriptions.js'
 
 function localProviderOf(deps: BillingDeps): LocalBillingProvider {
   if (deps.provider.kind !== 'local') {

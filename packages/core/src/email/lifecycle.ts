@@ -184,7 +184,7 @@ export async function creditEmail(
   })
 }
 
-/** The part of a billing event's payload (core billing/billing.ts) the emails read. */
+/** The part of a billing event's payload (core billing/billing-events.ts) the emails read. */
 interface BillingEmailPayload {
   subscription?: { plan_name?: string; current_period_end?: string; cancel_at_period_end?: boolean }
   invoice?: {

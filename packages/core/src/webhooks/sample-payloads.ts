@@ -1,10 +1,11 @@
 // The sample event a test delivery (`POST /partner/webhooks/test`) carries: built by the builders of
 // the real events (identificationPayload, billingPayload) from made-up values for every field, so a
 // receiver sees exactly what real deliveries will bring, field for field.
-import { type BillingDeps, billingPayload } from '../billing/billing.js'
+import { billingPayload } from '../billing/billing-events.js'
+import type { BillingDeps } from '../billing/subscriptions.js'
 import { identificationPayload } from '../identification/payload.js'
 import type { CompanyRow, OrganizationRow } from '../store/entities.js'
-import type { WebhookKind } from './webhooks.js'
+import type { WebhookKind } from './config.js'
 
 const sampleOrganization = (at: string): OrganizationRow => ({
   id: '00000000-0000-4000-8000-00000000000a',

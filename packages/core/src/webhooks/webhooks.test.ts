@@ -8,7 +8,7 @@ import { secretBox } from '../secret-box/secret-box.js'
 import { createStore, type Store } from '../store/client.js'
 import { createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
-import { readWebhookConfig, updateWebhookConfig, type WebhookDeps } from './webhooks.js'
+import { readWebhookConfig, updateWebhookConfig, type WebhookDeps } from './config.js'
 
 const tmp = tempDir('vid-webhooks-')
 let store: Store
