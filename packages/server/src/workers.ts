@@ -46,12 +46,9 @@ export interface WorkerParts {
   log: FastifyBaseLogger
 }
 
-/**
- * Starts every job handler and periodic pass of the worker role.
- * @example startWorkers({ config, store, repos, coordination, services, log: app.log }, started)
- */
-export function startWorkers(parts: WorkerParts, started: StopList): void {
-  const { config, store, repos, coordination, services, log } = parts
+/** The scoring, statistics and list passes: each reads what new page views changed. */
+function startReadModelPasses(parts: WorkerParts, started: StopList): void {
+  const { config, store, repos, coordination, log } = parts
   const { locks } = coordination
   const deps = { store, repos, coordination, log }
   // Jobs and the ICP re-scoring pass (locks keep one run per config).
@@ -68,20 +65,12 @@ export function startWorkers(parts: WorkerParts, started: StopList): void {
     { refreshAfterMs: config.listAutoRefreshMs, log },
   )
   started.add('workers', () => listRefresh.stop())
-  // Phone searches: the provider is asked by jobs; a sweep expires searches past
-  // PHONE_SEARCH_TIMEOUT, and its first pass asks again about the searches a stopped process
-  // left ongoing (an in-memory queue loses their jobs).
-  const { phone, billing, integrations: flows } = services
-  coordination.jobs.process<PhoneSearchJob>(phoneSearchJobName, (job) => runPhoneSearchJob(phone, job.data), {
-    concurrency: 4,
-  })
-  const phoneSweep = startPhoneSearchSweep(phone, log)
-  started.add('workers', () => phoneSweep.stop())
-  // Partner webhooks: every event is queued for the partner of its organization (an outbox in
-  // the store), and the dispatcher delivers it.
-  const webhookDeps = { store, repos, coordination, settings: config.webhooks }
-  const webhooks = startWebhookDispatcher(webhookDeps, { log })
-  started.add('workers', () => webhooks.stop())
+}
+
+/** The daily custom-domain re-check and the billing sweep: passes on a timer, one process at a time. */
+function startPeriodicPasses(parts: WorkerParts, started: StopList): void {
+  const { config, store, coordination, services, log } = parts
+  const { locks } = coordination
   // Verified custom domains are checked again once a day; a record that disappeared fails.
   const resolver = createDnsResolver(config.ingest.dnsServers)
   const domainRecheck = startPeriodicTask({
@@ -101,10 +90,35 @@ export function startWorkers(parts: WorkerParts, started: StopList): void {
     lockName: 'billing:sweep',
     lockTtlMs: 10 * 60_000,
     intervalMs: 60_000,
-    pass: () => billingSweep(billing),
+    pass: () => billingSweep(services.billing),
     onError: (error) => log.warn({ err: error }, 'billing sweep failed'),
   })
   started.add('workers', () => billingTask.stop())
+}
+
+/**
+ * Starts every job handler and periodic pass of the worker role.
+ * @example startWorkers({ config, store, repos, coordination, services, log: app.log }, started)
+ */
+export function startWorkers(parts: WorkerParts, started: StopList): void {
+  const { config, store, repos, coordination, services, log } = parts
+  const deps = { store, repos, coordination, log }
+  startReadModelPasses(parts, started)
+  // Phone searches: the provider is asked by jobs; a sweep expires searches past
+  // PHONE_SEARCH_TIMEOUT, and its first pass asks again about the searches a stopped process
+  // left ongoing (an in-memory queue loses their jobs).
+  const { phone, integrations: flows } = services
+  coordination.jobs.process<PhoneSearchJob>(phoneSearchJobName, (job) => runPhoneSearchJob(phone, job.data), {
+    concurrency: 4,
+  })
+  const phoneSweep = startPhoneSearchSweep(phone, log)
+  started.add('workers', () => phoneSweep.stop())
+  // Partner webhooks: every event is queued for the partner of its organization (an outbox in
+  // the store), and the dispatcher delivers it.
+  const webhookDeps = { store, repos, coordination, settings: config.webhooks }
+  const webhooks = startWebhookDispatcher(webhookDeps, { log })
+  started.add('workers', () => webhooks.stop())
+  startPeriodicPasses(parts, started)
   // Lifecycle emails: one job per recipient, through SMTP_URL or to DATA_DIR/mail. The mailer
   // closes after the coordination, once the email jobs under way have finished.
   const mailer = createMailer({

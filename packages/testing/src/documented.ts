@@ -69,6 +69,55 @@ interface Operation {
 /** JSON pointer escaping of one reference token (RFC 6901). */
 const pointerToken = (token: string) => token.replaceAll('~', '~0').replaceAll('/', '~1')
 
+/** Every operation of the document, with a pattern matching the request paths that reach it. */
+function operationsOf(document: OpenApiDocument): Operation[] {
+  return Object.entries(document.paths).flatMap(([path, methods]) => {
+    // A parameter may be empty (`/organization//api-keys` reaches its route, which answers 400).
+    const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]*')
+    return Object.entries(methods).map(([method, operation]) => ({
+      path,
+      method,
+      pattern: new RegExp(`^${source}$`),
+      parameters: (path.match(/\{/g) ?? []).length,
+      operation,
+    }))
+  })
+}
+
+/** What a request reached: the operations at its path (static first) and the one of its method. */
+function reachedBy(operations: readonly Operation[], request: SentRequest) {
+  const method = request.method.toLowerCase()
+  // As the server sees it: `.` and `..` segments resolved (`/a/./b` is `/a/b`), nothing decoded.
+  const path = new URL(request.url.split('?')[0]!, 'http://localhost').pathname
+  const atPath = operations.filter((o) => o.pattern.test(path)).sort((a, b) => a.parameters - b.parameters)
+  const reached = atPath.find((o) => o.method === (method === 'head' ? 'get' : method))
+  return { method, path, atPath, reached }
+}
+
+/**
+ * The documented media type the answer has, or why it has none: parameters aside on both sides
+ * (`text/plain; version=0.0.4` is text/plain). Undefined when the answer rightly has no body.
+ */
+function documentedType(
+  documented: OpenApiDocument['paths'][string][string]['responses'][string],
+  response: LightMyRequestResponse,
+  where: string,
+): string | undefined {
+  const contentType = String(response.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+  const declared = Object.keys(documented.content ?? {})
+  const media = declared.map((type) => type.split(';')[0]!.trim())
+  if (media.length === 0) {
+    if (response.body !== '') throw new Error(`${where}: documented with no body, answered ${contentType}`)
+    return undefined
+  }
+  if (!media.includes(contentType)) {
+    throw new Error(`${where}: answered ${contentType || 'no content type'}, documented ${media.join(', ')}`)
+  }
+  return declared[media.indexOf(contentType)]
+}
+
 /**
  * Checks every answer against the served OpenAPI document, as a client generated from it would read
  * it: the operation the request reached (or, for no operation, the documented `route_not_found` /
@@ -80,20 +129,7 @@ export function createDocumentChecker(document: OpenApiDocument) {
   const ajv = createValidator()
   ajv.addSchema(document as object, 'openapi')
   const compiled = new Map<string, ReturnType<Ajv2020['compile']>>()
-  const operations: Operation[] = []
-  for (const [path, methods] of Object.entries(document.paths)) {
-    // A parameter may be empty (`/organization//api-keys` reaches its route, which answers 400).
-    const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]*')
-    for (const [method, operation] of Object.entries(methods)) {
-      operations.push({
-        path,
-        method,
-        pattern: new RegExp(`^${source}$`),
-        parameters: (path.match(/\{/g) ?? []).length,
-        operation,
-      })
-    }
-  }
+  const operations = operationsOf(document)
   const validatorAt = (pointer: string) => {
     let validate = compiled.get(pointer)
     if (!validate) {
@@ -104,11 +140,7 @@ export function createDocumentChecker(document: OpenApiDocument) {
   }
 
   return function check(request: SentRequest, response: LightMyRequestResponse): void {
-    const method = request.method.toLowerCase()
-    // As the server sees it: `.` and `..` segments resolved (`/a/./b` is `/a/b`), nothing decoded.
-    const path = new URL(request.url.split('?')[0]!, 'http://localhost').pathname
-    const atPath = operations.filter((o) => o.pattern.test(path)).sort((a, b) => a.parameters - b.parameters)
-    const reached = atPath.find((o) => o.method === (method === 'head' ? 'get' : method))
+    const { method, path, atPath, reached } = reachedBy(operations, request)
     const where = `${request.method} ${request.url.slice(0, 120)} -> ${response.statusCode}`
     // Pages outside the API (the dashboard, the checkout page) and CORS preflights are not in it.
     if ((atPath.length === 0 && !path.startsWith('/api/')) || method === 'options') return
@@ -130,32 +162,9 @@ export function createDocumentChecker(document: OpenApiDocument) {
       )
     }
     if (method === 'head') return
-    const contentType = String(response.headers['content-type'] ?? '')
-      .split(';')[0]!
-      .trim()
-    const declared = Object.keys(documented.content ?? {})
-    // Parameters aside on both sides (`text/plain; version=0.0.4` is text/plain).
-    const media = declared.map((type) => type.split(';')[0]!.trim())
-    if (media.length === 0) {
-      if (response.body !== '') throw new Error(`${where}: documented with no body, answered ${contentType}`)
-      return
-    }
-    if (!media.includes(contentType)) {
-      throw new Error(
-        `${where}: answered ${contentType || 'no content type'}, documented ${media.join(', ')}`,
-      )
-    }
-    if (contentType !== 'application/json') return
-    const pointer = [
-      'paths',
-      reached.path,
-      reached.method,
-      'responses',
-      status,
-      'content',
-      declared[media.indexOf(contentType)]!,
-      'schema',
-    ]
+    const type = documentedType(documented, response, where)
+    if (type?.split(';')[0] !== 'application/json') return
+    const pointer = ['paths', reached.path, reached.method, 'responses', status, 'content', type, 'schema']
       .map(pointerToken)
       .join('/')
     const validate = validatorAt(`/${pointer}`)

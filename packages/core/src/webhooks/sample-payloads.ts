@@ -5,6 +5,7 @@ import { billingPayload } from '../billing/billing-events.js'
 import type { BillingDeps } from '../billing/subscriptions.js'
 import { identificationPayload } from '../identification/payload.js'
 import type { CompanyRow, OrganizationRow } from '../store/entities.js'
+import type { VisitorSession } from '../visitor-tracking/visitors.js'
 import type { WebhookKind } from './config.js'
 
 const sampleOrganization = (at: string): OrganizationRow => ({
@@ -45,6 +46,49 @@ const sampleCompany = (at: string): CompanyRow => ({
   updated_at: at,
 })
 
+/** The session of the sample: every field set, the landing page with its UTM parameters. */
+const sampleSession = (at: string, landing: string): VisitorSession => ({
+  id: '00000000-0000-4000-8000-000000000002',
+  startedAt: at,
+  endedAt: at,
+  country: 'DE',
+  region: 'Berlin',
+  city: 'Berlin',
+  isp: 'Example Telecom',
+  asn: 'AS64496',
+  connectionType: 'broadband',
+  isHosting: false,
+  isAnonymous: false,
+  landingPage: landing,
+  entryPage: '/pricing',
+  exitPage: '/contact',
+  referrer: 'https://www.google.com/',
+  searchEngine: 'google',
+  searchTerm: 'visitor identification',
+  utmSource: 'newsletter',
+  utmMedium: 'email',
+  utmCampaign: 'launch',
+  utmTerm: 'b2b',
+  utmContent: 'header',
+  deviceType: 'desktop',
+  userAgent:
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36',
+  browser: 'Chrome',
+  browserVersion: '130.0',
+  os: 'Windows',
+  osVersion: '10',
+  deviceModel: 'PC',
+  screenWidth: 1920,
+  screenHeight: 1080,
+  language: 'de-DE',
+  timezone: 'Europe/Berlin',
+  ipAddress: '203.0.113.7',
+  sessionDurationSeconds: 184,
+  pageViewCount: 3,
+  maxScrollPercent: 80,
+  trackingParams: { gclid: 'sample-gclid' },
+})
+
 /** `visitor.identified` of a made-up visitor; its phone is '' as in every real one (phones are paid). */
 function sampleIdentification(at: string) {
   const organization = sampleOrganization(at)
@@ -83,47 +127,7 @@ function sampleIdentification(at: string) {
     },
     icp: { icp: true, icpStatuses: { 'enterprise-us': true }, personaMatch: true },
     company: sampleCompany(at),
-    session: {
-      id: '00000000-0000-4000-8000-000000000002',
-      startedAt: at,
-      endedAt: at,
-      country: 'DE',
-      region: 'Berlin',
-      city: 'Berlin',
-      isp: 'Example Telecom',
-      asn: 'AS64496',
-      connectionType: 'broadband',
-      isHosting: false,
-      isAnonymous: false,
-      landingPage: landing,
-      entryPage: '/pricing',
-      exitPage: '/contact',
-      referrer: 'https://www.google.com/',
-      searchEngine: 'google',
-      searchTerm: 'visitor identification',
-      utmSource: 'newsletter',
-      utmMedium: 'email',
-      utmCampaign: 'launch',
-      utmTerm: 'b2b',
-      utmContent: 'header',
-      deviceType: 'desktop',
-      userAgent:
-        'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36',
-      browser: 'Chrome',
-      browserVersion: '130.0',
-      os: 'Windows',
-      osVersion: '10',
-      deviceModel: 'PC',
-      screenWidth: 1920,
-      screenHeight: 1080,
-      language: 'de-DE',
-      timezone: 'Europe/Berlin',
-      ipAddress: '203.0.113.7',
-      sessionDurationSeconds: 184,
-      pageViewCount: 3,
-      maxScrollPercent: 80,
-      trackingParams: { gclid: 'sample-gclid' },
-    },
+    session: sampleSession(at, landing),
     firstVisit: true,
     pageViews: [
       { url: landing, visitedAt: at },
