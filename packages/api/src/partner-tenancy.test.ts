@@ -1,22 +1,12 @@
 // Tenancy `partner-organization-param`, through registerRoutes: no route of the table uses it yet,
 // so a probe route is registered the way the plugin registers the table, on the harness's store.
-import {
-  createApiKey,
-  createKeyAuthenticator,
-  createKeyUsageRecorder,
-  createMemoryCoordination,
-  createOrganization,
-  createPartner,
-  loadConfig,
-  newId,
-  toErrorBody,
-} from '@visitor-id/core'
+import { createApiKey, createOrganization, createPartner, newId } from '@visitor-id/core'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
-import Fastify, { type FastifyInstance } from 'fastify'
+import { type ProbeApp, startProbeApp } from '@visitor-id/testing/probe-app'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { registerRoutes } from './register-routes.js'
-import { type ApiServices, defineRoute, type Route } from './route-definition.js'
+import { defineRoute, type Route } from './route-definition.js'
 import { addressed } from './routes/context.js'
 import { organizationIdParam } from './schemas/common.js'
 
@@ -42,38 +32,13 @@ const probe = (overrides: Partial<Route> = {}): Route => ({
 })
 
 let h: Harness
-let app: FastifyInstance
-const coordination = createMemoryCoordination()
-let services: ApiServices
+let probes: ProbeApp
 const ids = {} as Record<'subOfAgency' | 'subWithoutPartner' | 'otherPartnerOrg' | 'loose', string>
 let subOrganizationKey: string
 
 beforeAll(async () => {
   h = await startHarness()
-  const keys = createKeyAuthenticator({ repos: h.repos })
-  const usage = createKeyUsageRecorder({ store: h.store, onError: () => {} })
-  app = Fastify()
-  app.setErrorHandler((error, _request, reply) => {
-    const body = toErrorBody(error)
-    return reply.code(body.statusCode).send(body)
-  })
-  services = {
-    config: loadConfig({ DATA_DIR: '/nonexistent' }),
-    store: h.store,
-    repos: h.repos,
-    coordination,
-    phone: h.server.phone!,
-    billing: h.billing,
-    integrations: h.integrations,
-    keys,
-    usage,
-    log: app.log,
-  }
-  const limiter = coordination.createRateLimiter({ limit: 1000, windowMs: 60_000 })
-  await app.register(async (scope) => registerRoutes(scope, [probe()], services, { limiter, limit: 1000 }), {
-    prefix: '/api/v1',
-  })
-  app.addHook('onClose', () => usage.close())
+  probes = await startProbeApp(h, [probe()], registerRoutes)
 
   // The bootstrap organization is an agency of the bootstrap partner: its sub-organizations, with
   // the partner set (as POST /organization sets it) or not (as the CLI may make them).
@@ -96,13 +61,12 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await app?.close()
-  await coordination.close()
+  await probes?.close()
   await h?.stop()
 })
 
 const get = (organizationId: string, headers: Record<string, string> = {}) =>
-  app.inject({
+  probes.app.inject({
     method: 'GET',
     url: `/api/v1/partner/probe/${encodeURIComponent(organizationId)}`,
     headers: { 'x-partner-api-key': h.boot.partnerKey, ...headers },
@@ -161,17 +125,12 @@ describe('tenancy partner-organization-param', () => {
   })
 
   it('refuses to register a route whose tenancy does not fit its key kind or path', async () => {
-    const limiter = coordination.createRateLimiter({ limit: 1000, windowMs: 60_000 })
     const rejected: Route[] = [
       probe({ auth: 'organization' }),
       probe({ path: '/partner/probe' }),
       probe({ tenancy: 'organization-param' }),
       probe({ tenancy: 'caller' }),
     ]
-    for (const route of rejected) {
-      const scratch = Fastify()
-      expect(() => registerRoutes(scratch, [route], services, { limiter, limit: 1000 })).toThrow(/tenancy/)
-      await scratch.close()
-    }
+    for (const route of rejected) await expect(probes.register([route])).rejects.toThrow(/tenancy/)
   })
 })
