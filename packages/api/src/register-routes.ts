@@ -49,6 +49,14 @@ async function addressList(
   return { organization, list }
 }
 
+/** Where each addressing tenancy finds the organization id it resolves. */
+const organizationIdPart = {
+  'organization-param': 'params',
+  'partner-organization-param': 'params',
+  'organization-query': 'query',
+  'organization-body': 'body',
+} as const
+
 /** A parsed request part, as an object of fields (a part without a schema is undefined). */
 const fieldsOf = (part: unknown) => (part ?? {}) as Record<string, unknown>
 
@@ -90,13 +98,7 @@ async function resolveTarget(
     })
     return { ...none, organization }
   }
-  const source =
-    route.tenancy === 'organization-query'
-      ? input.query
-      : route.tenancy === 'organization-body'
-        ? input.body
-        : input.params
-  const organizationId = String(fieldsOf(source).organizationId)
+  const organizationId = String(fieldsOf(input[organizationIdPart[route.tenancy]]).organizationId)
   if (route.tenancy === 'partner-organization-param') {
     return {
       ...none,
@@ -141,14 +143,6 @@ function declaredField(
   if (!schema.required?.includes(name)) return 'optional'
   return schema.properties[name]?.format === 'uuid' ? 'organization id' : 'required'
 }
-
-/** Where each addressing tenancy finds the organization id it resolves. */
-const organizationIdPart = {
-  'organization-param': 'params',
-  'partner-organization-param': 'params',
-  'organization-query': 'query',
-  'organization-body': 'body',
-} as const
 
 function checkTenancy(route: Route): void {
   const auth = tenancyAuth[route.tenancy]
