@@ -397,7 +397,7 @@ function checkEveryAnswer(app: RunningServer['app'], document: OpenApiDocument):
   Object.assign(app, { inject: checked })
 }
 
-/** The error body DESIGN.md fixes, for `toEqual` / `toMatchObject`. */
+/** The error body (docs/decisions.md, "Error body"), for `toEqual` / `toMatchObject`. */
 export function errorBody(statusCode: number, code: string) {
   return { statusCode, error: expect.any(String), code, message: expect.any(String) }
 }
