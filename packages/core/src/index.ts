@@ -203,7 +203,7 @@ export {
 } from './email/lifecycle.js'
 export { escapeHtml } from './email/mail-templates.js'
 export { unsubscribePath, verifyUnsubscribeToken } from './email/mail-unsubscribe.js'
-export { createMailer, type Mailer } from './email/mailer.js'
+export { createFileMailer, createSmtpMailer, type Mailer } from './email/mailer.js'
 export {
   type EffectivePreference,
   type EmailPreferenceKey,

@@ -1,5 +1,5 @@
 // The composition root's choices: which adapter each port gets, read from the configuration. This
-// is the one place that turns REDIS_URL, BILLING_PROVIDER, PHONE_PROVIDER and their settings into
+// is the one place that turns REDIS_URL, BILLING_PROVIDER, PHONE_PROVIDER, SMTP_URL and their settings into
 // implementations; core holds the adapters and takes them as arguments, and the API plugin, the
 // pages and the workers receive what is built here (startServer builds it once per process).
 import {
@@ -9,12 +9,15 @@ import {
   type Coordination,
   type CoordinationErrorHandler,
   createDatasetPhoneProvider,
+  createFileMailer,
   createHttpPhoneProvider,
   createLocalProvider,
   createMemoryCoordination,
   createRedisCoordination,
+  createSmtpMailer,
   createStripeProvider,
   type FlowDeps,
+  type Mailer,
   type PhoneProvider,
   type PhoneSearchDeps,
   type Repositories,
@@ -71,6 +74,15 @@ export function createPhoneProvider(config: Config, store: Store): PhoneProvider
     ...(http.pollUrl ? { pollUrl: http.pollUrl } : {}),
     ...(config.phone.defaultCountry ? { defaultCountry: config.phone.defaultCountry } : {}),
   })
+}
+
+/**
+ * Lifecycle emails through SMTP_URL when set; else `.eml` files under DATA_DIR/mail, so an install
+ * without a mail server still shows what it would have sent.
+ */
+export function createMailer(config: Config): Mailer {
+  const { smtpUrl, from } = config.email
+  return smtpUrl ? createSmtpMailer({ smtpUrl, from }) : createFileMailer({ dataDir: config.dataDir, from })
 }
 
 interface Parts {

@@ -8,7 +8,6 @@ import {
   type Config,
   type Coordination,
   createDnsResolver,
-  createMailer,
   creditEmail,
   emailSecret,
   enqueueStoredEvent,
@@ -34,7 +33,7 @@ import {
   startWebhookDispatcher,
 } from '@visitor-id/core'
 import type { FastifyBaseLogger } from 'fastify'
-import { type ProcessServices, publicUrlOf } from './adapters.js'
+import { createMailer, type ProcessServices, publicUrlOf } from './adapters.js'
 import type { StopList } from './stop-list.js'
 
 export interface WorkerParts {
@@ -121,11 +120,7 @@ export function startWorkers(parts: WorkerParts, started: StopList): void {
   startPeriodicPasses(parts, started)
   // Lifecycle emails: one job per recipient, through SMTP_URL or to DATA_DIR/mail. The mailer
   // closes after the coordination, once the email jobs under way have finished.
-  const mailer = createMailer({
-    smtpUrl: config.email.smtpUrl,
-    dataDir: config.dataDir,
-    from: config.email.from,
-  })
+  const mailer = createMailer(config)
   started.add('mail', () => mailer.close())
   const emailDeps = {
     store,

@@ -7,7 +7,13 @@ import { type ParsedMail, simpleParser } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { unsubscribePath, verifyUnsubscribeToken } from './mail-unsubscribe.js'
-import { createMailer, isPermanentMailError, lifecycleMessage, type Mailer } from './mailer.js'
+import {
+  createFileMailer,
+  createSmtpMailer,
+  isPermanentMailError,
+  lifecycleMessage,
+  type Mailer,
+} from './mailer.js'
 
 // Against a real SMTP server on a random local port: what nodemailer puts on the wire is what a
 // mailbox provider would receive, read back with mailparser.
@@ -110,7 +116,7 @@ describe('SMTP', () => {
   })
   beforeEach(() => {
     smtp.received.length = 0
-    mailer = createMailer({ smtpUrl: smtp.url, dataDir: '/nonexistent', from })
+    mailer = createSmtpMailer({ smtpUrl: smtp.url, from })
   })
   afterEach(async () => {
     await mailer.close()
@@ -278,7 +284,7 @@ describe('SMTP', () => {
 
 describe('file mode (no SMTP_URL)', () => {
   it('writes the message as an .eml file under DATA_DIR/mail, owner-only, the same message', async () => {
-    const mailer = createMailer({ dataDir, from })
+    const mailer = createFileMailer({ dataDir, from })
     const message = lifecycleMessage({
       key: 'renewal_receipt',
       to: 'owner@acme.test',
@@ -316,7 +322,7 @@ describe('file mode (no SMTP_URL)', () => {
   })
 
   it('gives every message its own file', async () => {
-    const mailer = createMailer({ dataDir, from })
+    const mailer = createFileMailer({ dataDir, from })
     const message = { to: ['a@acme.test'], subject: 'Hi', text: 'Hi', html: '<p>Hi</p>' }
     const sent = await Promise.all([mailer.send(message), mailer.send(message), mailer.send(message)])
     expect(new Set(sent.map((entry) => entry.file)).size).toBe(3)
@@ -331,7 +337,7 @@ describe('an SMTP outage', () => {
 
   it('rejects at once when nothing listens, writes nothing, and sends again once the server is back', async () => {
     const port = await freePort()
-    const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, dataDir, from })
+    const mailer = createSmtpMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, from })
     try {
       const started = Date.now()
       await expect(mailer.send(message)).rejects.toThrow(/ECONNREFUSED/)
@@ -362,7 +368,7 @@ describe('an SMTP outage', () => {
     })
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()))
     const port = (silent.address() as AddressInfo).port
-    const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, dataDir, from, timeoutMs: 300 })
+    const mailer = createSmtpMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, from, timeoutMs: 300 })
     try {
       const started = Date.now()
       await expect(mailer.send(message)).rejects.toMatchObject({ code: 'ETIMEDOUT' })

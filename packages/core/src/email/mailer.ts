@@ -36,31 +36,33 @@ export interface Mailer {
   close(): Promise<void>
 }
 
-export interface MailerOptions {
-  /** SMTP_URL (`smtp://user:pass@host:587`, `smtps://...:465`); without it, .eml files. */
-  smtpUrl?: string | undefined
-  /** DATA_DIR: files go to `<dataDir>/mail`. */
-  dataDir: string
+export interface SmtpMailerOptions {
+  /** SMTP_URL: `smtp://user:pass@host:587`, `smtps://...:465`. */
+  smtpUrl: string
   /** The From header, e.g. `Visitor ID <no-reply@example.com>`. */
   from: string
   /** Connect, greeting and socket inactivity limit (default 10 000 ms; tests use less). */
   timeoutMs?: number
 }
 
+export interface FileMailerOptions {
+  /** DATA_DIR: files go to `<dataDir>/mail`. */
+  dataDir: string
+  /** The From header, e.g. `Visitor ID <no-reply@example.com>`. */
+  from: string
+}
+
 const defaultTimeoutMs = 10_000
 
 /**
- * The configured mailer. One per process: the SMTP connections are pooled across sends.
+ * A mailer that delivers through an SMTP server. One per process: the connections are pooled
+ * across sends. Which mailer a process uses is decided by the server's composition root.
  *
  * @example
- * const mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, from: 'Visitor ID <no-reply@example.com>' })
+ * const mailer = createSmtpMailer({ smtpUrl: 'smtp://relay:587', from: 'Visitor ID <no-reply@example.com>' })
  * await mailer.send(lifecycleMessage({ key: 'credits_low', to: 'ann@acme.com', ... }))
  */
-export function createMailer(options: MailerOptions): Mailer {
-  return options.smtpUrl ? smtpMailer(options, options.smtpUrl) : fileMailer(options)
-}
-
-function smtpMailer(options: MailerOptions, smtpUrl: string): Mailer {
+export function createSmtpMailer(options: SmtpMailerOptions): Mailer {
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs
   const transport = nodemailer.createTransport({
     pool: true,
@@ -72,7 +74,7 @@ function smtpMailer(options: MailerOptions, smtpUrl: string): Mailer {
     dnsTimeout: timeoutMs,
     // Parsed by nodemailer itself so SMTP_URL means what its documentation says (query options
     // such as `?tls.rejectUnauthorized=false` included); what the URL sets wins over the above.
-    ...parseConnectionUrl(smtpUrl),
+    ...parseConnectionUrl(options.smtpUrl),
   })
   // A pooled connection that breaks between sends is reported as an 'error' event; unheard, it
   // would crash the process. The send that needs the connection gets its own error anyway.
@@ -88,7 +90,8 @@ function smtpMailer(options: MailerOptions, smtpUrl: string): Mailer {
   }
 }
 
-function fileMailer(options: MailerOptions): Mailer {
+/** A mailer that writes each message as an `.eml` file under `<dataDir>/mail`. */
+export function createFileMailer(options: FileMailerOptions): Mailer {
   const directory = path.join(options.dataDir, 'mail')
   // nodemailer composes the message exactly as SMTP would send it (MIME parts, encodings,
   // Message-ID), and hands it back instead of sending it.
