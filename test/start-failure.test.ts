@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import net from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { redisUrl } from '@visitor-id/testing/redis'
 import { repoRoot } from '@visitor-id/testing/server-process'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -79,6 +80,19 @@ describe('a start that fails late', () => {
     expect(exit, `still running 5 s after the rejected start; its output:\n${output}`).toBeDefined()
     expect(exit!.code).toBe(3)
     // No worker's pass ran against the closed store after the start failed.
+    expect(output).not.toMatch(/failed/)
+  }, 90_000)
+
+  it('with REDIS_URL, also closes the Redis connections and job workers it opened', async () => {
+    const prefix = `vid-failed-start-${process.pid}-${Date.now()}`
+    const { port, output, rejectedAt, exit } = await failedStart(
+      { REDIS_URL: redisUrl, REDIS_PREFIX: prefix },
+      5_000,
+    )
+    expect(rejectedAt).toBeDefined()
+    expect(output).toContain(`rejected: port ${port} is already in use: set PORT to a free port`)
+    expect(exit, `still running 5 s after the rejected start; its output:\n${output}`).toBeDefined()
+    expect(exit!.code).toBe(3)
     expect(output).not.toMatch(/failed/)
   }, 90_000)
 })

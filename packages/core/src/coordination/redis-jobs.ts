@@ -7,7 +7,7 @@ import { type Job, Queue, Worker } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { type CoordinationErrorHandler, callListener } from './listeners.js'
 import type { JobHandler, JobInfo, JobOptions, JobQueue } from './ports.js'
-import { closeConnection } from './redis-connection.js'
+import { closeConnection, withTimeout } from './redis-connection.js'
 import { assertInteger, assertJobName, assertJobOptions, toError } from './validate.js'
 
 type FailedListener = (job: JobInfo<unknown>, error: Error) => void
@@ -29,6 +29,24 @@ export function decodeJobId(id: string): string {
 
 function jobInfo(job: Job, attempt: number): JobInfo<unknown> {
   return { id: decodeJobId(job.id ?? ''), name: job.name, data: job.data, attempt }
+}
+
+const READY_TIMEOUT_MS = 2_000
+
+/**
+ * Stops a closed worker's stalled-job checker for good. BullMQ arms the checker's next wait (the
+ * stalled interval, 30 s by default, a timer that holds the process) after each check; a check
+ * still under way when close() began arms it after close() has returned, and nothing clears it.
+ * Until that check ends, its stopper is called again. `stalledCheckerRunning` and
+ * `stalledCheckStopper` are BullMQ internals (5.x); `test/start-failure.test.ts` fails if this stops
+ * working, as the process then outlives a failed start by the interval.
+ */
+async function stopStalledChecker(worker: Worker): Promise<void> {
+  const internals = worker as unknown as { stalledCheckerRunning?: boolean; stalledCheckStopper?: () => void }
+  for (let tries = 0; internals.stalledCheckerRunning && tries < 100; tries++) {
+    internals.stalledCheckStopper?.()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }
 
 export interface BullJobQueueOptions {
@@ -122,10 +140,21 @@ export class BullJobQueue implements JobQueue {
   }
 
   async #close(): Promise<void> {
+    const workers = [...this.#workers.values()]
+    const queues = [...this.#queues.values()]
+    // A worker or queue closed while its shared connection still initializes re-emits that
+    // initialization's failure once it has no listener left: an uncaught error that ends the
+    // process. So each finishes initializing first (bounded: a dead Redis fails it quickly).
+    await Promise.allSettled(
+      [...workers, ...queues].map((client) =>
+        withTimeout(client.waitUntilReady(), READY_TIMEOUT_MS, 'BullMQ ready'),
+      ),
+    )
     // Worker.close() stops fetching and waits for the running handlers; queues go after the workers.
-    const workers = await Promise.allSettled([...this.#workers.values()].map((worker) => worker.close()))
-    const queues = await Promise.allSettled([...this.#queues.values()].map((queue) => queue.close()))
-    for (const result of [...workers, ...queues]) {
+    const workersClosed = await Promise.allSettled(workers.map((worker) => worker.close()))
+    await Promise.all(workers.map(stopStalledChecker))
+    const queuesClosed = await Promise.allSettled(queues.map((queue) => queue.close()))
+    for (const result of [...workersClosed, ...queuesClosed]) {
       if (result.status === 'rejected') this.#options.onError(toError(result.reason), 'closing the job queue')
     }
     const connections = [this.#producerConnection, this.#workerConnection]
