@@ -4,6 +4,7 @@
 // the hot path), and a background loop keeps trying to replay.
 import { randomUUID } from 'node:crypto'
 import type { Store } from '@visitor-id/core'
+import { createBackoff } from './backoff.js'
 import type { BatchSink } from './batch-writer.js'
 import type { IngestMetrics } from './metrics.js'
 import { type PageViewRow, pageViewColumns, toColumnValues } from './page-view-row.js'
@@ -49,71 +50,121 @@ export interface DurableSink {
 
 const silent: LogLike = { warn() {}, error() {}, info() {} }
 
-/**
- * Builds the durable sink.
- * @example const durable = createDurableSink({ store, spool, metrics }); createBatchWriter({ sink: durable.sink, ... })
- */
-export function createDurableSink(options: DurableSinkOptions): DurableSink {
-  const table = options.table ?? 'page_views'
-  const retryMin = options.retryMinMs ?? 250
-  const retryMax = options.retryMaxMs ?? 10_000
-  const maxAttempts = options.maxReplayAttempts ?? 8
-  let log = options.log ?? silent
-  let degraded = false
-  let stopped = false
-  let running: Promise<void> | undefined
+/** What the sink and its replay loop share. */
+interface SinkState {
+  log: LogLike
+  /** True while batches go to the spool instead of ClickHouse. */
+  degraded: boolean
+  stopped: boolean
+}
 
-  const write = async (token: string, rows: PageViewRow[]) => {
+type BatchInsert = (token: string, rows: PageViewRow[]) => Promise<void>
+
+/** Writes one batch to ClickHouse under its dedup token, then runs `afterWrite`. */
+function createBatchInsert(options: DurableSinkOptions): BatchInsert {
+  const table = options.table ?? 'page_views'
+  return async (token, rows) => {
     // Arrays in column order (JSONCompactEachRow): the key names would be half the bytes.
     const values = rows.map(toColumnValues)
     await options.store.insert(table, values, { dedupToken: token, columns: pageViewColumns })
     options.metrics.batchWritten()
     if (options.afterWrite) await options.afterWrite(rows)
   }
+}
 
-  const { pause, wake } = createPause()
-
-  const replay = async () => {
-    let delay = retryMin
-    let attempts = 0
-    while (!stopped) {
-      const entry = await options.spool.peek()
+/**
+ * The replay loop: writes the spooled batches in order until the spool is empty (then batches go
+ * to ClickHouse again) or the sink stops. A failed batch is tried again after a growing pause, or
+ * set aside once the store has refused it `maxReplayAttempts` times.
+ */
+function createReplay(
+  options: DurableSinkOptions,
+  insert: BatchInsert,
+  state: SinkState,
+  pause: (ms: number) => Promise<void>,
+): () => Promise<void> {
+  const { spool, metrics } = options
+  const retry = {
+    minMs: options.retryMinMs ?? 250,
+    maxMs: options.retryMaxMs ?? 10_000,
+    maxAttempts: options.maxReplayAttempts ?? 8,
+  }
+  return async () => {
+    const backoff = createBackoff(retry, pause)
+    while (!state.stopped) {
+      const entry = await spool.peek()
       if (!entry) {
-        if (degraded) log.info({}, 'ingest: spool replayed, writing to ClickHouse again')
-        degraded = false
+        if (state.degraded) state.log.info({}, 'ingest: spool replayed, writing to ClickHouse again')
+        state.degraded = false
         return
       }
       try {
-        await write(entry.token, entry.rows)
-        await options.spool.commit(entry)
-        options.metrics.replayed(entry.rows.length)
-        delay = retryMin
-        attempts = 0
+        await insert(entry.token, entry.rows)
+        await spool.commit(entry)
+        metrics.replayed(entry.rows.length)
+        backoff.succeeded()
       } catch (error) {
-        options.metrics.writeError()
-        attempts += 1
-        const kind = (error as { kind?: string }).kind
-        // The store answered and refused this batch again and again: retrying will not help,
-        // and the batches behind it must not wait forever.
-        if (kind === 'query' && attempts >= maxAttempts && options.onDeadLetter) {
-          log.error(
+        metrics.writeError()
+        if (backoff.failed(error) && options.onDeadLetter) {
+          state.log.error(
             { err: error, rows: entry.rows.length },
             'ingest: spooled batch set aside after repeated errors',
           )
           await options.onDeadLetter(entry, error)
-          await options.spool.commit(entry)
-          attempts = 0
+          await spool.commit(entry)
+          backoff.setAside()
           continue
         }
-        log.warn({ err: error, attempts }, 'ingest: replay failed, retrying')
-        await pause(delay)
-        delay = Math.min(retryMax, delay * 2)
+        state.log.warn({ err: error, attempts: backoff.attempts }, 'ingest: replay failed, retrying')
+        await backoff.wait()
       }
     }
   }
+}
+
+/**
+ * The batch writer's sink: ClickHouse while it answers; once a write fails, the spool (and a
+ * replay started by `kick`) until the replay has emptied it.
+ */
+function createSpoolingSink(
+  options: DurableSinkOptions,
+  insert: BatchInsert,
+  state: SinkState,
+  kick: () => void,
+): BatchSink<PageViewRow> {
+  return async (rows) => {
+    const token = randomUUID()
+    if (!state.degraded) {
+      try {
+        await insert(token, rows)
+        return
+      } catch (error) {
+        options.metrics.writeError()
+        if (!state.degraded)
+          state.log.warn({ err: error }, 'ingest: ClickHouse write failed, spooling batches')
+        state.degraded = true
+      }
+    }
+    // Same token as the attempt above: if that insert landed after all, the replay is a no-op.
+    await options.spool.append(token, rows)
+    options.metrics.spooled(rows.length)
+    kick()
+  }
+}
+
+/**
+ * Builds the durable sink.
+ * @example const durable = createDurableSink({ store, spool, metrics }); createBatchWriter({ sink: durable.sink, ... })
+ */
+export function createDurableSink(options: DurableSinkOptions): DurableSink {
+  const state: SinkState = { log: options.log ?? silent, degraded: false, stopped: false }
+  const insert = createBatchInsert(options)
+  const { pause, wake } = createPause()
+  const replay = createReplay(options, insert, state, pause)
+  let running: Promise<void> | undefined
 
   const kick = () => {
-    if (stopped || running) return
+    if (state.stopped || running) return
     running = replay().finally(() => {
       running = undefined
     })
@@ -121,39 +172,23 @@ export function createDurableSink(options: DurableSinkOptions): DurableSink {
 
   return {
     get degraded() {
-      return degraded
+      return state.degraded
     },
     get overloaded() {
-      return degraded && options.spool.full
+      return state.degraded && options.spool.full
     },
     setLog(next) {
-      log = next
+      state.log = next
     },
-    sink: async (rows) => {
-      const token = randomUUID()
-      if (!degraded) {
-        try {
-          await write(token, rows)
-          return
-        } catch (error) {
-          options.metrics.writeError()
-          if (!degraded) log.warn({ err: error }, 'ingest: ClickHouse write failed, spooling batches')
-          degraded = true
-        }
-      }
-      // Same token as the attempt above: if that insert landed after all, the replay is a no-op.
-      await options.spool.append(token, rows)
-      options.metrics.spooled(rows.length)
-      kick()
-    },
+    sink: createSpoolingSink(options, insert, state, kick),
     start: kick,
     async stop() {
-      stopped = true
+      state.stopped = true
       wake()
       await running
     },
     async drained() {
-      while (!stopped && (options.spool.pendingBytes > 0 || running)) {
+      while (!state.stopped && (options.spool.pendingBytes > 0 || running)) {
         kick()
         await (running ?? new Promise((resolve) => setTimeout(resolve, 20)))
       }

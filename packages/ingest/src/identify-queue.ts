@@ -11,6 +11,7 @@
 // hits are already in ClickHouse, and the queue only has to survive the process, as the page
 // views do.
 import type { IdentifyHit } from '@visitor-id/core'
+import { createBackoff } from './backoff.js'
 import type { LogLike } from './durable-sink.js'
 import { createPause } from './pause.js'
 import type { Spool } from './spool.js'
@@ -46,80 +47,91 @@ export interface IdentifyQueue {
 
 const silent: LogLike = { warn() {}, error() {}, info() {} }
 
+/** What the queue and its worker share. */
+interface QueueState {
+  log: LogLike
+  stopped: boolean
+}
+
+/** Everything waiting, up to `maxRows` hits (whole queue entries), and the last entry taken. */
+async function takeWaiting(spool: Spool<IdentifyHit>, maxRows: number) {
+  const rows: IdentifyHit[] = []
+  let last: Awaited<ReturnType<Spool<IdentifyHit>['peek']>>
+  while (rows.length < maxRows) {
+    const entry = await spool.peek(last?.next)
+    if (!entry) break
+    rows.push(...entry.rows)
+    last = entry
+  }
+  return last && { rows, last }
+}
+
+/**
+ * One run of the worker: waits `batchMs`, identifies everything waiting, and again, until the queue
+ * is empty. A failed batch is tried again after a growing pause (left for the next start once the
+ * queue stops), or set aside once the store has refused it `maxAttempts` times.
+ */
+function createWorkerRun(
+  options: IdentifyQueueOptions,
+  state: QueueState,
+  pause: (ms: number) => Promise<void>,
+): () => Promise<void> {
+  const { spool } = options
+  const batchMs = options.batchMs ?? 3000
+  const maxRows = options.maxRows ?? 10_000
+  const retry = {
+    minMs: options.retryMinMs ?? 250,
+    maxMs: options.retryMaxMs ?? 10_000,
+    maxAttempts: options.maxAttempts ?? 8,
+  }
+  return async () => {
+    const backoff = createBackoff(retry, pause)
+    if (!state.stopped) await pause(batchMs)
+    for (;;) {
+      const batch = await takeWaiting(spool, maxRows)
+      if (!batch) return
+      try {
+        await options.identify(batch.rows)
+        await spool.commit(batch.last)
+        backoff.succeeded()
+      } catch (error) {
+        if (backoff.failed(error) && options.onDeadLetter) {
+          state.log.error(
+            { err: error, rows: batch.rows.length },
+            'ingest: identify hits set aside after repeated errors',
+          )
+          await options.onDeadLetter(batch.rows, error)
+          await spool.commit(batch.last)
+          backoff.setAside()
+          continue
+        }
+        state.log.warn({ err: error, attempts: backoff.attempts }, 'ingest: identification failed, retrying')
+        if (state.stopped) return
+        await backoff.wait()
+        continue
+      }
+      if (!state.stopped) await pause(batchMs)
+    }
+  }
+}
+
 /**
  * Builds the identification queue.
  * @example const queue = createIdentifyQueue({ spool, identify: (rows) => identifyVisitors(deps, rows).then(() => {}) })
  */
 export function createIdentifyQueue(options: IdentifyQueueOptions): IdentifyQueue {
   const { spool } = options
-  const batchMs = options.batchMs ?? 3000
-  const maxRows = options.maxRows ?? 10_000
-  const maxAttempts = options.maxAttempts ?? 8
-  const retryMin = options.retryMinMs ?? 250
-  const retryMax = options.retryMaxMs ?? 10_000
-  let log = options.log ?? silent
-  let stopped = false
-  let running: Promise<void> | undefined
-
+  const state: QueueState = { log: options.log ?? silent, stopped: false }
   const { pause, wake } = createPause()
-
-  /** Everything waiting, up to `maxRows` hits (whole queue entries). */
-  const take = async () => {
-    const rows: IdentifyHit[] = []
-    let last: Awaited<ReturnType<Spool<IdentifyHit>['peek']>>
-    while (rows.length < maxRows) {
-      const entry = await spool.peek(last?.next)
-      if (!entry) break
-      rows.push(...entry.rows)
-      last = entry
-    }
-    return last && { rows, last }
-  }
-
-  const run = async () => {
-    let delay = retryMin
-    let attempts = 0
-    if (!stopped) await pause(batchMs)
-    for (;;) {
-      const batch = await take()
-      if (!batch) return
-      try {
-        await options.identify(batch.rows)
-        await spool.commit(batch.last)
-        delay = retryMin
-        attempts = 0
-      } catch (error) {
-        attempts += 1
-        if (
-          (error as { kind?: string }).kind === 'query' &&
-          attempts >= maxAttempts &&
-          options.onDeadLetter
-        ) {
-          log.error(
-            { err: error, rows: batch.rows.length },
-            'ingest: identify hits set aside after repeated errors',
-          )
-          await options.onDeadLetter(batch.rows, error)
-          await spool.commit(batch.last)
-          attempts = 0
-          continue
-        }
-        log.warn({ err: error, attempts }, 'ingest: identification failed, retrying')
-        if (stopped) return
-        await pause(delay)
-        delay = Math.min(retryMax, delay * 2)
-        continue
-      }
-      if (!stopped) await pause(batchMs)
-    }
-  }
+  const run = createWorkerRun(options, state, pause)
+  let running: Promise<void> | undefined
 
   const kick = () => {
     if (running || spool.pendingBytes === 0) return
     running = run().finally(() => {
       running = undefined
       // Hits queued while the last look found nothing.
-      if (!stopped) kick()
+      if (!state.stopped) kick()
     })
   }
 
@@ -127,20 +139,20 @@ export function createIdentifyQueue(options: IdentifyQueueOptions): IdentifyQueu
     async enqueue(rows) {
       if (rows.length === 0) return
       await spool.append('', rows)
-      if (!stopped) kick()
+      if (!state.stopped) kick()
     },
     start: kick,
     setLog(next) {
-      log = next
+      state.log = next
     },
     async drained() {
-      while (!stopped && spool.pendingBytes > 0) {
+      while (!state.stopped && spool.pendingBytes > 0) {
         kick()
         await running
       }
     },
     async stop() {
-      stopped = true
+      state.stopped = true
       wake()
       await running
       // Hits queued while nothing ran: one more look, without waiting.

@@ -4,6 +4,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import { appError } from '@visitor-id/core'
 import { configPath, kFormCapture, kRespectPrivacy, trackerBundlePath, wire } from '@visitor-id/pixel'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { z } from 'zod'
 import type { BatchWriter } from './batch-writer.js'
 import { type Hit, isTrackingKeyShape, parseCollectBody } from './collect-schema.js'
 import type { IngestMetrics } from './metrics.js'
@@ -63,20 +64,30 @@ function hitRequest(request: FastifyRequest): HitRequest {
   }
 }
 
-/** Serves the pixel and its run-time config, receives hits. Mount at the root. */
-export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
-  app: FastifyInstance,
-  options,
-) => {
-  const script = loadScript(options.trackerPath ?? trackerBundlePath)
-  const { metrics, writer, pipeline } = options
+/** Sets Retry-After and gives the 503 to throw: the client is to send the hits again later. */
+function retryLater(reply: FastifyReply, message?: string) {
+  reply.header('retry-after', retryAfterSeconds)
+  return appError('service_unavailable', message)
+}
 
-  /** Runs hits through the pipeline and answers once the stored ones are durable. */
-  const ingest = async (hits: Hit[], request: HitRequest, reply: FastifyReply) => {
+/** The 400 for a body that holds no valid hit, with its first issues. */
+function invalidHit(error: z.ZodError) {
+  return appError('invalid_request', 'The hit is invalid', {
+    issues: error.issues
+      .slice(0, 10)
+      .map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
+  })
+}
+
+type Ingest = (hits: Hit[], request: HitRequest, reply: FastifyReply) => Promise<void>
+
+/** Runs hits through the pipeline and answers once the stored ones are durable. */
+function createIngest(app: FastifyInstance, options: IngestPluginOptions): Ingest {
+  const { metrics, writer, pipeline } = options
+  return async (hits, request, reply) => {
     if (options.isOverloaded?.()) {
       metrics.overloaded()
-      reply.header('retry-after', retryAfterSeconds)
-      throw appError('service_unavailable', 'Ingest is overloaded; retry later')
+      throw retryLater(reply, 'Ingest is overloaded; retry later')
     }
     const rows: PageViewRow[] = []
     for (const hit of hits) {
@@ -86,8 +97,7 @@ export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
       } catch (error) {
         // The pixel config could not be read (store down, nothing cached): ask to retry.
         app.log.warn({ err: error }, 'ingest: pipeline failed')
-        reply.header('retry-after', retryAfterSeconds)
-        throw appError('service_unavailable')
+        throw retryLater(reply)
       }
       if ('row' in result) rows.push(result.row)
       else metrics.dropped(result.drop)
@@ -97,12 +107,15 @@ export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
       await (rows.length > 0 ? writer.add(rows) : writer.barrier())
     } catch {
       metrics.overloaded()
-      reply.header('retry-after', retryAfterSeconds)
-      throw appError('service_unavailable', 'The hit could not be stored; retry later')
+      throw retryLater(reply, 'The hit could not be stored; retry later')
     }
     metrics.accepted(rows.length)
   }
+}
 
+/** GET /p.js: the tracker, in the encoding the browser accepts, or 304 when it has this one. */
+function serveTracker(app: FastifyInstance, trackerPath: string) {
+  const script = loadScript(trackerPath)
   app.get('/p.js', async (request, reply) => {
     reply
       .header('content-type', 'application/javascript; charset=utf-8')
@@ -117,13 +130,18 @@ export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
     if (/\bgzip\b/.test(accepts)) return reply.header('content-encoding', 'gzip').send(script.gzip)
     return reply.send(script.raw)
   })
+}
 
-  // The tracker's run-time config. An unknown key answers like a known one with every flag off.
+/**
+ * GET /c/:trackingKey: the tracker's run-time config. An unknown key answers like a known one with
+ * every flag off.
+ */
+function serveTrackerConfig(app: FastifyInstance, trackingKeys: TrackingKeyCache) {
   app.get<{ Params: { trackingKey: string } }>(`${configPath}:trackingKey`, async (request, reply) => {
     const key = request.params.trackingKey
     let config: Awaited<ReturnType<TrackingKeyCache['resolve']>>
     try {
-      config = isTrackingKeyShape(key) ? await options.trackingKeys.resolve(key) : undefined
+      config = isTrackingKeyShape(key) ? await trackingKeys.resolve(key) : undefined
     } catch {
       config = undefined
     }
@@ -135,7 +153,10 @@ export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
         ...(config?.form_capture ? { [kFormCapture]: 1 } : {}),
       })
   })
+}
 
+/** POST /collect: the pixel's hits, one or a batch, answered 202 once durable. */
+function receiveHits(app: FastifyInstance, ingest: Ingest, metrics: IngestMetrics) {
   // The pixel posts text/plain (no CORS preflight); JSON is accepted too. Both parse as JSON.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser(['text/plain', 'application/json'], { parseAs: 'string' }, parseJson)
@@ -145,17 +166,15 @@ export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
     const parsed = parseCollectBody(request.body)
     if (!parsed.success) {
       metrics.dropped('invalid')
-      throw appError('invalid_request', 'The hit is invalid', {
-        issues: parsed.error.issues
-          .slice(0, 10)
-          .map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
-      })
+      throw invalidHit(parsed.error)
     }
     await ingest(Array.isArray(parsed.data) ? parsed.data : [parsed.data], hitRequest(request), reply)
     return reply.code(202).send()
   })
+}
 
-  // <noscript> fallback: a 1x1 GIF; the page URL comes from the Referer header.
+/** GET /i.gif: the <noscript> fallback, a 1x1 GIF; the page URL comes from the Referer header. */
+function receiveNoscriptHits(app: FastifyInstance, ingest: Ingest, metrics: IngestMetrics) {
   app.get<{ Querystring: Record<string, unknown> }>('/i.gif', async (request, reply) => {
     const context = hitRequest(request)
     const hit = noscriptHit(request.query[wire.trackingKey], context)
@@ -167,4 +186,16 @@ export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
       .header('access-control-allow-origin', '*')
       .send(gif)
   })
+}
+
+/** Serves the pixel and its run-time config, receives hits. Mount at the root. */
+export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
+  app: FastifyInstance,
+  options,
+) => {
+  serveTracker(app, options.trackerPath ?? trackerBundlePath)
+  serveTrackerConfig(app, options.trackingKeys)
+  const ingest = createIngest(app, options)
+  receiveHits(app, ingest, options.metrics)
+  receiveNoscriptHits(app, ingest, options.metrics)
 }

@@ -1,12 +1,12 @@
 // Everything one ingest process needs, built in one place for the composition root (server):
 // spool, IP data, tracking-key cache, pipeline, durable sink, batch writer and metrics.
-import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { appendFile } from 'node:fs/promises'
 import path from 'node:path'
 import {
   type Config,
   createIdentifiedVisitors,
+  type IdentifiedVisitors,
   type IdentifyHit,
   identifyVisitors,
   type PubSub,
@@ -17,10 +17,15 @@ import { type BatchWriter, createBatchWriter } from './batch-writer.js'
 import { createDurableSink, type DurableSink, type LogLike } from './durable-sink.js'
 import { createIdentifyQueue, type IdentifyQueue } from './identify-queue.js'
 import { createIdentityWriter } from './identities.js'
-import { announceImportApplied, onImportApplied } from './imports/applied.js'
+import { createImportReloads } from './import-reloads.js'
 import type { ImportKind } from './imports/index.js'
 import { createIpIntelligence, type IpIntelligence } from './ip/ip-intelligence.js'
-import { createIngestMetrics, createMetricsRegistry, type MetricsRegistry } from './metrics.js'
+import {
+  createIngestMetrics,
+  createMetricsRegistry,
+  type IngestMetrics,
+  type MetricsRegistry,
+} from './metrics.js'
 import type { PageViewRow } from './page-view-row.js'
 import { createHitPipeline } from './pipeline/index.js'
 import type { IngestPluginOptions } from './plugin.js'
@@ -68,33 +73,33 @@ const setAside = (dir: string, line: object) =>
 
 const messageOf = (error: unknown) => String((error as Error)?.message ?? error)
 
-/**
- * Builds the ingest side of a process.
- * @example const ingest = await createIngestService({ store, repos, dataDir, settings: config.ingest })
- */
-export async function createIngestService(options: IngestServiceOptions): Promise<IngestService> {
-  const { settings, store, repos } = options
-  const registry = options.registry ?? createMetricsRegistry()
-  const spoolDir = path.join(options.dataDir, 'spool')
-  let log: LogLike | undefined
+/** The process's logger once the service has started: what is built before logs through it. */
+interface LateLog {
+  current?: LogLike
+}
+
+/** The page views' spool (`<dataDir>/spool`), the identification queue's (`<dataDir>/identify-queue`). */
+async function openSpools(dataDir: string, maxBytes: number, logs: LateLog) {
+  const spoolDir = path.join(dataDir, 'spool')
   const spool = await openSpool<PageViewRow>({
     dir: spoolDir,
-    maxBytes: settings.spoolMaxBytes,
-    onCorrupt: (offset) => log?.error({ offset }, 'ingest: skipped a corrupt spool line'),
+    maxBytes,
+    onCorrupt: (offset) => logs.current?.error({ offset }, 'ingest: skipped a corrupt spool line'),
   })
-  const identifyDir = path.join(options.dataDir, 'identify-queue')
+  const identifyDir = path.join(dataDir, 'identify-queue')
   const identifySpool = await openSpool<IdentifyHit>({
     dir: identifyDir,
-    maxBytes: settings.spoolMaxBytes,
+    maxBytes,
     sync: false,
-    onCorrupt: (offset) => log?.error({ offset }, 'ingest: skipped a corrupt identification queue line'),
+    onCorrupt: (offset) =>
+      logs.current?.error({ offset }, 'ingest: skipped a corrupt identification queue line'),
   })
-  const metrics = createIngestMetrics(
-    registry,
-    () => spool.pendingBytes,
-    () => identifySpool.pendingBytes,
-  )
-  const ipIntelligence = await createIpIntelligence({
+  return { spool, spoolDir, identifySpool, identifyDir }
+}
+
+/** The IP data the settings name, with reverse DNS (when on) counted in `metrics`. */
+function loadIpIntelligence(store: Store, settings: Config['ingest'], metrics: IngestMetrics) {
+  return createIpIntelligence({
     store,
     geoMmdbPath: settings.geoMmdbPath,
     asnDataPath: settings.asnDataPath,
@@ -108,32 +113,46 @@ export async function createIngestService(options: IngestServiceOptions): Promis
       onLookup: metrics.reverseDnsLookup,
     },
   })
-  const trackingKeys = createTrackingKeyCache({ repos })
-  const pipeline = createHitPipeline({ trackingKeys, ipIntelligence })
-  const identified = createIdentifiedVisitors()
+}
+
+interface WritePathOptions {
+  store: Store
+  repos: Repositories
+  settings: Config['ingest']
+  metrics: IngestMetrics
+  identified: IdentifiedVisitors
+  spools: Awaited<ReturnType<typeof openSpools>>
+  logs: LateLog
+}
+
+/**
+ * Where accepted hits go: the batch writer, the durable sink behind it (ClickHouse, or the spool
+ * while ClickHouse fails), then the identities (companies, visitors) and the identification queue.
+ */
+function createWritePath({ store, repos, settings, metrics, identified, spools, logs }: WritePathOptions) {
   const identifyQueue = createIdentifyQueue({
-    spool: identifySpool,
+    spool: spools.identifySpool,
     batchMs: settings.identifyBatchMs,
     identify: async (rows) => {
       // Contacts, credits and the visitor.identified event; the last hit of a visitor wins.
       metrics.identified(await identifyVisitors({ store, repos, identified }, rows))
     },
     onDeadLetter: async (rows, error) => {
-      await setAside(identifyDir, { error: messageOf(error), rows })
+      await setAside(spools.identifyDir, { error: messageOf(error), rows })
     },
   })
   const identities = createIdentityWriter({
     store,
     enqueueIdentifies: identifyQueue.enqueue,
-    onError: (error) => log?.warn({ err: error }, 'ingest: derived companies not written yet'),
+    onError: (error) => logs.current?.warn({ err: error }, 'ingest: derived companies not written yet'),
   })
   const durable = createDurableSink({
     store,
-    spool,
+    spool: spools.spool,
     metrics,
     afterWrite: identities.afterWrite,
     onDeadLetter: async (entry, error) => {
-      await setAside(spoolDir, { token: entry.token, error: messageOf(error), rows: entry.rows })
+      await setAside(spools.spoolDir, { token: entry.token, error: messageOf(error), rows: entry.rows })
     },
   })
   const writer = createBatchWriter<PageViewRow>({
@@ -141,17 +160,44 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     maxRows: settings.batchRows,
     maxMs: settings.batchMs,
   })
-  let refresh: NodeJS.Timeout | undefined
-  let stopListening: (() => Promise<void>) | undefined
-  // Names this process in its announcements, so it does not reload twice on its own import.
-  const origin = randomUUID()
-  /** Reloads the in-memory data an import of `kind` feeds. */
-  const applyImport = async (kind: ImportKind) => {
-    // Contacts are read from the store at identification; only the visitors remembered as having
-    // none must look again. Company ranges and company domains (reverse DNS) are held in memory.
-    if (kind === 'contacts') identified.forgetUnmatched()
-    else await ipIntelligence.reloadCompanies()
-  }
+  return { identifyQueue, identities, durable, writer }
+}
+
+/**
+ * Builds the ingest side of a process.
+ * @example const ingest = await createIngestService({ store, repos, dataDir, settings: config.ingest })
+ */
+export async function createIngestService(options: IngestServiceOptions): Promise<IngestService> {
+  const { settings, store, repos } = options
+  const registry = options.registry ?? createMetricsRegistry()
+  const logs: LateLog = {}
+  const spools = await openSpools(options.dataDir, settings.spoolMaxBytes, logs)
+  const { spool, identifySpool } = spools
+  const metrics = createIngestMetrics(
+    registry,
+    () => spool.pendingBytes,
+    () => identifySpool.pendingBytes,
+  )
+  const ipIntelligence = await loadIpIntelligence(store, settings, metrics)
+  const trackingKeys = createTrackingKeyCache({ repos })
+  const pipeline = createHitPipeline({ trackingKeys, ipIntelligence })
+  const identified = createIdentifiedVisitors()
+  const { identifyQueue, identities, durable, writer } = createWritePath({
+    store,
+    repos,
+    settings,
+    metrics,
+    identified,
+    spools,
+    logs,
+  })
+  const imports = createImportReloads({
+    ipIntelligence,
+    identified,
+    pubsub: options.pubsub,
+    refreshMs: settings.companyIpsRefreshMs,
+    logs,
+  })
   return {
     plugin: { pipeline, writer, metrics, trackingKeys, isOverloaded: () => durable.overloaded },
     registry,
@@ -161,42 +207,18 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     durable,
     spool,
     identifyQueue,
-    async importFinished(kind) {
-      // The import is stored: a failed reload is logged, and the periodic one applies it later.
-      await applyImport(kind).catch((error: unknown) => {
-        log?.warn({ err: error, kind }, 'ingest: import stored but not applied yet')
-      })
-      if (!options.pubsub) return
-      // Not announced: the others apply it at their next periodic reload.
-      await announceImportApplied(options.pubsub, kind, origin).catch((error: unknown) => {
-        log?.warn({ err: error, kind }, 'ingest: import not announced to the other processes')
-      })
-    },
+    importFinished: imports.importFinished,
     async start(logger) {
-      log = logger
+      logs.current = logger
       durable.setLog(logger)
       durable.start()
       identifyQueue.setLog(logger)
       identifyQueue.start()
       logger.info({ ...ipIntelligence.sources, pipeline: pipeline.steps.join(' > ') }, 'ingest: ready')
-      if (options.pubsub) {
-        stopListening = await onImportApplied(options.pubsub, origin, (kind) => {
-          applyImport(kind).catch((error: unknown) => {
-            logger.warn({ err: error, kind }, 'ingest: an import of another process not applied yet')
-          })
-        })
-      }
-      // The safety net: an announcement lost (Redis down a moment) is applied at the next reload.
-      refresh = setInterval(() => {
-        ipIntelligence.reloadCompanies().catch((error: unknown) => {
-          logger.warn({ err: error }, 'ingest: company ranges and domains not reloaded')
-        })
-      }, settings.companyIpsRefreshMs)
-      refresh.unref()
+      await imports.start(logger)
     },
     async close() {
-      if (refresh) clearInterval(refresh)
-      await stopListening?.()
+      await imports.stop()
       ipIntelligence.close()
       await writer.close()
       await durable.stop()

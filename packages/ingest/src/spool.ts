@@ -76,6 +76,59 @@ async function cutTornTail(handle: FileHandle, size: number): Promise<number> {
   return 0
 }
 
+/** Writes the committed offset: a temporary file renamed over the old one, so a crash keeps either. */
+async function writeOffset(file: string, offset: number) {
+  const temporary = `${file}.tmp`
+  await writeFile(temporary, String(offset))
+  await rename(temporary, file)
+}
+
+/**
+ * Runs work one piece at a time, in call order; a piece that fails does not stop the next.
+ * @example const exclusive = oneAtATime(); await exclusive(() => handle.truncate(0))
+ */
+function oneAtATime() {
+  let lock: Promise<unknown> = Promise.resolve()
+  return <T>(work: () => Promise<T>): Promise<T> => {
+    const run = lock.then(work)
+    lock = run.catch(() => {})
+    return run
+  }
+}
+
+/**
+ * The line starting at `position`, as the chunks read (without its newline), and the offset of
+ * that newline; undefined when no newline comes before `size`.
+ */
+async function readLine(handle: FileHandle, position: number, size: number) {
+  const parts: Buffer[] = []
+  let cursor = position
+  while (cursor < size) {
+    const buffer = Buffer.alloc(Math.min(readChunk, size - cursor))
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, cursor)
+    const chunk = buffer.subarray(0, bytesRead)
+    const newline = chunk.indexOf(10)
+    if (newline >= 0) {
+      parts.push(chunk.subarray(0, newline))
+      return { parts, end: cursor + newline }
+    }
+    parts.push(chunk)
+    cursor += bytesRead
+    if (bytesRead === 0) break
+  }
+  return undefined
+}
+
+/** The entry a spool line holds (ending just before `next`), or undefined for a corrupt line. */
+function parseEntry<Row>(parts: Buffer[], next: number): SpoolEntry<Row> | undefined {
+  try {
+    const parsed = JSON.parse(Buffer.concat(parts).toString('utf8')) as { t: string; r: Row[] }
+    return { token: parsed.t, rows: parsed.r, next }
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Opens (or creates) the spool in `dir`.
  * @example const spool = await openSpool({ dir: 'data/spool', maxBytes: 512 * 1024 * 1024 })
@@ -89,17 +142,8 @@ export async function openSpool<Row>(options: SpoolOptions): Promise<Spool<Row>>
   let offset = Math.min(await readOffset(offsetFile), size)
   let largestEntry = 0
   // Appends, commits and truncation take turns; reads of [offset, size) need no lock.
-  let lock: Promise<unknown> = Promise.resolve()
-  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = lock.then(work)
-    lock = run.catch(() => {})
-    return run
-  }
-  const saveOffset = async () => {
-    const temporary = `${offsetFile}.tmp`
-    await writeFile(temporary, String(offset))
-    await rename(temporary, offsetFile)
-  }
+  const exclusive = oneAtATime()
+  const saveOffset = () => writeOffset(offsetFile, offset)
   const truncateIfDone = async () => {
     if (offset < size || size === 0) return
     await handle.truncate(0)
@@ -130,36 +174,19 @@ export async function openSpool<Row>(options: SpoolOptions): Promise<Spool<Row>>
     async peek(from) {
       let position = Math.max(offset, from ?? 0)
       while (position < size) {
-        const parts: Buffer[] = []
-        let cursor = position
-        let lineEnd = -1
-        while (lineEnd < 0 && cursor < size) {
-          const buffer = Buffer.alloc(Math.min(readChunk, size - cursor))
-          const { bytesRead } = await handle.read(buffer, 0, buffer.length, cursor)
-          const chunk = buffer.subarray(0, bytesRead)
-          const newline = chunk.indexOf(10)
-          if (newline >= 0) {
-            parts.push(chunk.subarray(0, newline))
-            lineEnd = cursor + newline
-          } else parts.push(chunk)
-          cursor += bytesRead
-          if (bytesRead === 0) break
-        }
-        if (lineEnd < 0) return undefined
-        try {
-          const parsed = JSON.parse(Buffer.concat(parts).toString('utf8')) as { t: string; r: Row[] }
-          return { token: parsed.t, rows: parsed.r, next: lineEnd + 1 }
-        } catch {
-          options.onCorrupt?.(position)
-          const corruptAt = position
-          position = lineEnd + 1
-          // Skipped for good only when nothing before it is still waiting for a commit.
-          await exclusive(async () => {
-            if (offset !== corruptAt) return
-            offset = position
-            await saveOffset()
-          })
-        }
+        const found = await readLine(handle, position, size)
+        if (!found) return undefined
+        const entry = parseEntry<Row>(found.parts, found.end + 1)
+        if (entry) return entry
+        options.onCorrupt?.(position)
+        const corruptAt = position
+        position = found.end + 1
+        // Skipped for good only when nothing before it is still waiting for a commit.
+        await exclusive(async () => {
+          if (offset !== corruptAt) return
+          offset = position
+          await saveOffset()
+        })
       }
       return undefined
     },

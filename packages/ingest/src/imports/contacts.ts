@@ -6,7 +6,7 @@
 // from the contacts insert itself, so a row is never written half.
 import { type ContactField, contactFields, nextVersion, normalizeEmail } from '@visitor-id/core'
 import { normalizeDomain } from './domain.js'
-import { type RawRecord, readRowBatches } from './read-records.js'
+import { type RawRecord, type RowResult, readRowBatches } from './read-records.js'
 import type { ImportOptions, ImportReport } from './report.js'
 
 /** The longest value each field may hold; a longer one rejects the row. */
@@ -154,37 +154,56 @@ function cellsToContactValues(plan: readonly (readonly number[])[], cells: strin
   return checkContact(values)
 }
 
-/**
- * Imports contacts (CSV or JSONL: `id`, `email`, `personal_email`, `first_name`, ...,
- * `company_id` or `company_domain`). A contact's identity is its `id`, else its email, else its
- * personal email, else its LinkedIn URL; a row with the identity of a stored contact replaces it.
- * Emails are stored trimmed and lowercased; a malformed one rejects the row.
- * @example await importContacts({ store, file: 'contacts.csv', onProgress: bar.update })
- */
-export async function importContacts(options: ImportOptions): Promise<ImportReport> {
-  const batchSize = options.batchSize ?? 50_000
-  const report: ImportReport = {
-    kind: 'contacts',
-    file: options.file,
-    read: 0,
-    imported: 0,
-    rejected: 0,
-    rejects: [],
+/** Slots a row's values leave after the fields: created_at, updated_at, version, is_deleted. */
+const stampSlots = contactImportColumns.length - fields.length
+
+/** Fills the stamp slots after a row's fields. */
+function stampContact(values: string[], now: string) {
+  const at = fields.length
+  values[at] = now
+  values[at + 1] = now
+  values[at + 2] = nextVersion()
+  values[at + 3] = '0' // is_deleted
+}
+
+/** A read row's contact values (stamp slots left empty), or why it is rejected. */
+function contactValuesOf(row: RowResult, plan: readonly (readonly number[])[]): string[] | string {
+  return 'cells' in row
+    ? cellsToContactValues(plan, row.cells, stampSlots)
+    : 'record' in row
+      ? toContactValues(row.record, stampSlots)
+      : row.error
+}
+
+/** The column plan of the latest CSV header, planned again only when the header changes. */
+function createColumnPlanner() {
+  let plan: readonly (readonly number[])[] = []
+  let planned: readonly string[] | undefined
+  return (header: readonly string[] | undefined) => {
+    if (header && header !== planned) {
+      planned = header
+      plan = columnPlan(header)
+    }
+    return plan
   }
-  const now = new Date().toISOString()
-  const bytes = { read: 0, total: 0 }
-  let accepted = 0
+}
+
+/**
+ * The contacts inserts of an import, in batches of `batchSize` rows, counted in `report` once
+ * written. One insert in flight while the next batch is parsed: the engine works on its own threads.
+ */
+function createContactInserts(store: ImportOptions['store'], report: ImportReport, batchSize: number) {
   let batch: string[][] = []
-  // One insert in flight while the next batch is parsed: the engine works on its own threads.
   let writing: Promise<void> = Promise.resolve()
   let failure: { error: unknown } | undefined
+  /** Waits for the insert in flight (throwing its failure), then starts one of the batch. */
   const flush = async () => {
     await writing
     if (failure) throw failure.error
     if (batch.length === 0) return
     const rows = batch
     batch = []
-    writing = options.store.insert('contacts', rows, { columns: contactImportColumns }).then(
+    writing = store.insert('contacts', rows, { columns: contactImportColumns }).then(
       () => {
         report.imported += rows.length
       },
@@ -193,6 +212,42 @@ export async function importContacts(options: ImportOptions): Promise<ImportRepo
       },
     )
   }
+  return {
+    /** Adds a row to the batch; true when the batch is full and is to be flushed. */
+    add(values: string[]) {
+      batch.push(values)
+      return batch.length >= batchSize
+    },
+    flush,
+    /** Writes the last batch and waits for it. */
+    async finish() {
+      await flush()
+      await writing
+      if (failure) throw failure.error
+    },
+  }
+}
+
+/**
+ * Imports contacts (CSV or JSONL: `id`, `email`, `personal_email`, `first_name`, ...,
+ * `company_id` or `company_domain`). A contact's identity is its `id`, else its email, else its
+ * personal email, else its LinkedIn URL; a row with the identity of a stored contact replaces it.
+ * Emails are stored trimmed and lowercased; a malformed one rejects the row.
+ * @example await importContacts({ store, file: 'contacts.csv', onProgress: bar.update })
+ */
+export async function importContacts(options: ImportOptions): Promise<ImportReport> {
+  const report: ImportReport = {
+    kind: 'contacts',
+    file: options.file,
+    read: 0,
+    imported: 0,
+    rejected: 0,
+    rejects: [],
+  }
+  const inserts = createContactInserts(options.store, report, options.batchSize ?? 50_000)
+  const now = new Date().toISOString()
+  const bytes = { read: 0, total: 0 }
+  let accepted = 0
   const progress = () =>
     options.onProgress?.({
       bytesRead: bytes.read,
@@ -201,8 +256,7 @@ export async function importContacts(options: ImportOptions): Promise<ImportRepo
       accepted,
       rejected: report.rejects.length,
     })
-  let plan: readonly (readonly number[])[] = []
-  let planned: readonly string[] | undefined
+  const planFor = createColumnPlanner()
   const batches = readRowBatches(options.file, {
     onBytes: (read, total) => {
       bytes.read = read
@@ -210,35 +264,20 @@ export async function importContacts(options: ImportOptions): Promise<ImportRepo
     },
   })
   for await (const { header, rows } of batches) {
-    if (header && header !== planned) {
-      planned = header
-      plan = columnPlan(header)
-    }
+    const plan = planFor(header)
     for (const row of rows) {
       report.read += 1
-      const values =
-        'cells' in row
-          ? cellsToContactValues(plan, row.cells, 4)
-          : 'record' in row
-            ? toContactValues(row.record, 4)
-            : row.error
+      const values = contactValuesOf(row, plan)
       if (typeof values === 'string') report.rejects.push({ line: row.line, reason: values })
       else {
-        const at = fields.length
-        values[at] = now
-        values[at + 1] = now
-        values[at + 2] = nextVersion()
-        values[at + 3] = '0' // is_deleted
-        batch.push(values)
+        stampContact(values, now)
         accepted += 1
-        if (batch.length >= batchSize) await flush()
+        if (inserts.add(values)) await inserts.flush()
       }
       progress()
     }
   }
-  await flush()
-  await writing // the last batch
-  if (failure) throw failure.error
+  await inserts.finish()
   // Counts and list refreshes read `contact_facets FINAL`, nearly free over one part and costly
   // over the several parts an import leaves (docs/decisions.md, "The read path"; migration 0011):
   // merge them now, once, rather than on every read (bench/lists/RESULTS.md).
