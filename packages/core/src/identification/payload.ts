@@ -4,8 +4,8 @@
 // when the organization does not keep IP addresses.
 
 import type { VisitorIcp } from '../icp/statuses.js'
-import type { CompanyRow, VisitorContactFields, VisitorRow } from '../store/entities.js'
 import { storedTime } from '../store/time.js'
+import type { CompanyRow, VisitorContactFields, VisitorRow } from '../visitor-tracking/rows.js'
 import type { VisitorSession } from '../visitor-tracking/visitors.js'
 
 export type IdentificationEventType = 'visitor.identified' | 'visitor.phone_revealed'

@@ -1,7 +1,8 @@
+import type { IcpConfigRow } from '../icp/rows.js'
 import { type VisitorIcp, visitorIcp } from '../icp/statuses.js'
 import type { Store } from '../store/client.js'
-import type { CompanyRow, IcpConfigRow, VisitorRow } from '../store/entities.js'
 import type { PageViewRow } from '../store/page-view-row.js'
+import type { CompanyRow, VisitorRow } from './rows.js'
 
 /** A session as the REST API shows it (spec: "Session object"). */
 export interface VisitorSession {
