@@ -138,6 +138,15 @@ export {
   type Role,
 } from './config.js'
 export {
+  type ContactField,
+  contactFieldDefinitions,
+  contactFields,
+  type ProfileContact,
+  profileContactFields,
+  type VisitorContactField,
+  visitorContactFields,
+} from './contact-fields/contact-fields.js'
+export {
   type Coordination,
   type CoordinationErrorHandler,
   createMemoryCoordination,
@@ -247,9 +256,7 @@ export { type ErrorBody, toErrorBody } from './http-errors.js'
 export * from './icp/index.js'
 export { type IcpConfigRow, icpConfigsTable } from './icp/rows.js'
 export {
-  type ContactField,
   type ContactRow,
-  contactFields,
   contactsTable,
   emailKey,
   emailMaxLength,

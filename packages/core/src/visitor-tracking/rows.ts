@@ -1,5 +1,6 @@
 // The rows of what the pixel tracks: its configuration, the visitors and the companies they are
 // attributed to.
+import { type VisitorContactField, visitorContactFields } from '../contact-fields/contact-fields.js'
 import { stampColumns, timeColumn } from '../store/columns.js'
 import type { EntityDefinition } from '../store/repository.js'
 
@@ -34,65 +35,24 @@ export const pixelConfigsTable: EntityDefinition<PixelConfigRow> = {
   },
 }
 
-/** The contact fields a visitor takes from its contact (migration 0009), '' when unknown. */
-export interface VisitorContactFields {
+/** What a visitor takes from its contact, '' when unknown: the contact's id and every field of it the visitor keeps. */
+export interface VisitorContactFields extends Record<VisitorContactField, string> {
   /** The contacts dataset row it was identified as; '' when identified by email alone. */
   contact_id: string
-  personal_email: string
-  phone: string
-  facebook_url: string
-  twitter_url: string
-  photo_url: string
-  location: string
-  address: string
-  address_2: string
-  city: string
-  state: string
-  postal_code: string
-  gender: string
-  age_range: string
-  income_range: string
-  net_worth: string
-  homeowner: string
-  married: string
-  children: string
 }
 
 /** Every contact field empty: for a visitor known by email alone, or not at all. */
 export const blankContactFields: Readonly<VisitorContactFields> = Object.freeze({
   contact_id: '',
-  personal_email: '',
-  phone: '',
-  facebook_url: '',
-  twitter_url: '',
-  photo_url: '',
-  location: '',
-  address: '',
-  address_2: '',
-  city: '',
-  state: '',
-  postal_code: '',
-  gender: '',
-  age_range: '',
-  income_range: '',
-  net_worth: '',
-  homeowner: '',
-  married: '',
-  children: '',
+  ...(Object.fromEntries(visitorContactFields.map((field) => [field, ''])) as Record<
+    VisitorContactField,
+    ''
+  >),
 })
 
 export interface VisitorRow extends VisitorContactFields {
   id: string
   organization_id: string
-  email: string
-  first_name: string
-  last_name: string
-  job_title: string
-  seniority: string
-  department: string
-  /** The contact's country (from the contacts dataset), not the IP's. */
-  country: string
-  linkedin_url: string
   company_id: string
   identified_at: string | null
   first_seen_at: string
@@ -111,14 +71,6 @@ export const visitorsTable: EntityDefinition<VisitorRow> = {
       keyof VisitorContactFields,
       'String'
     >),
-    email: 'String',
-    first_name: 'String',
-    last_name: 'String',
-    job_title: 'String',
-    seniority: 'String',
-    department: 'String',
-    country: 'String',
-    linkedin_url: 'String',
     company_id: 'String',
     identified_at: `Nullable(${timeColumn})`,
     first_seen_at: timeColumn,
