@@ -86,6 +86,7 @@ export {
   partnerKeyPattern,
   trackingKeyPattern,
 } from './api-keys/keys.js'
+export type { ApiKeyRow } from './api-keys/rows.js'
 export { applyInvoice, applySubscription } from './billing/apply.js'
 export { approveCheckout, pendingApprovals } from './billing/approval.js'
 export { type BillingEventType, type BillingPayload, isBillingEvent } from './billing/billing-events.js'
@@ -136,6 +137,15 @@ export {
   loadConfig,
   type Role,
 } from './config.js'
+export {
+  type ContactField,
+  contactFieldDefinitions,
+  contactFields,
+  type ProfileContact,
+  profileContactFields,
+  type VisitorContactField,
+  visitorContactFields,
+} from './contact-fields/contact-fields.js'
 export {
   type Coordination,
   type CoordinationErrorHandler,
@@ -244,10 +254,9 @@ export {
 } from './filters/filter.js'
 export { type ErrorBody, toErrorBody } from './http-errors.js'
 export * from './icp/index.js'
+export { type IcpConfigRow, icpConfigsTable } from './icp/rows.js'
 export {
-  type ContactField,
   type ContactRow,
-  contactFields,
   contactsTable,
   emailKey,
   emailMaxLength,
@@ -329,6 +338,7 @@ export {
   saveList,
   startListAutoRefresh,
 } from './lists/lists.js'
+export { type ListRow, listsTable } from './lists/rows.js'
 export { type BootstrapFile, type BootstrapResult, bootstrapIfEmpty } from './organizations/bootstrap.js'
 export {
   callerOrganization,
@@ -344,6 +354,13 @@ export {
   setMaxOverages,
   updateOrganization,
 } from './organizations/organizations.js'
+export type {
+  MembershipRow,
+  OrganizationRow,
+  PartnerRow,
+  ProductType,
+  UserRow,
+} from './organizations/rows.js'
 export {
   type CreateOrganizationInput,
   createOrganization,
@@ -372,6 +389,7 @@ export {
   sweepPhoneSearches,
   toE164,
 } from './phone-search/index.js'
+export { createRepositories, type Repositories } from './repositories.js'
 export { type SecretBox, secretBox } from './secret-box/secret-box.js'
 export type { InsertOptions } from './store/client.js'
 export {
@@ -384,26 +402,6 @@ export {
   type StoreOptions,
 } from './store/client.js'
 export { type DataDirLock, DataDirLockedError, lockDataDir } from './store/data-dir-lock.js'
-export {
-  type ApiKeyRow,
-  blankContactFields,
-  type CompanyRow,
-  companiesTable,
-  createRepositories,
-  type IcpConfigRow,
-  icpConfigsTable,
-  type ListRow,
-  listsTable,
-  type MembershipRow,
-  type OrganizationRow,
-  type PartnerRow,
-  type PixelConfigRow,
-  type ProductType,
-  type Repositories,
-  type UserRow,
-  type VisitorContactFields,
-  type VisitorRow,
-} from './store/entities.js'
 export {
   appliedMigrations,
   defaultMigrationsDir,
@@ -436,6 +434,14 @@ export {
   updatePixelConfig,
 } from './visitor-tracking/pixel-config.js'
 export {
+  blankContactFields,
+  type CompanyRow,
+  companiesTable,
+  type PixelConfigRow,
+  type VisitorContactFields,
+  type VisitorRow,
+} from './visitor-tracking/rows.js'
+export {
   getVisitorProfile,
   type PageViewEntry,
   type VisitorProfile,
@@ -446,7 +452,6 @@ export {
   presentWebhookConfig,
   readWebhookConfig,
   updateWebhookConfig,
-  type WebhookConfigRow,
   type WebhookDeps,
   type WebhookKind,
   webhookKinds,
@@ -459,4 +464,5 @@ export {
   enqueueStoredEvent,
   enqueueWebhookEvent,
 } from './webhooks/outbox.js'
+export type { WebhookConfigRow } from './webhooks/rows.js'
 export { sampleWebhookPayload } from './webhooks/sample-payloads.js'

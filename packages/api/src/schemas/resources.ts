@@ -1,6 +1,6 @@
 // Response shapes of the resources. `z.object` strips unknown keys, so a reply never carries a field
 // that is not documented here (in the OpenAPI document they are closed: additionalProperties false).
-import { type Scope, scopes } from '@visitor-id/core'
+import { type ProfileContact, profileContactFields, type Scope, scopes } from '@visitor-id/core'
 import { z } from 'zod'
 import { timestamp } from './common.js'
 
@@ -116,40 +116,21 @@ const sessionSchema = z.object({
   trackingParams: z.record(z.string(), z.string()),
 })
 
+/** The contact of a visitor profile: every field core's profile shows, in its order, null when unknown. */
+const contactSchema = z.object(
+  Object.fromEntries(profileContactFields.map(({ shownAs }) => [shownAs, z.string().nullable()])) as Record<
+    keyof ProfileContact,
+    z.ZodNullable<z.ZodString>
+  >,
+)
+
 /** Spec resource "Visitor profile" with the camelCase session object. */
 export const visitorProfileSchema = z.object({
   id: z.string(),
   organizationId: z.string(),
   firstSeenAt: timestamp,
   lastSeenAt: timestamp,
-  contact: z
-    .object({
-      email: z.string().nullable(),
-      personalEmail: z.string().nullable(),
-      firstName: z.string().nullable(),
-      lastName: z.string().nullable(),
-      jobTitle: z.string().nullable(),
-      seniority: z.string().nullable(),
-      department: z.string().nullable(),
-      country: z.string().nullable(),
-      linkedinUrl: z.string().nullable(),
-      facebookUrl: z.string().nullable(),
-      twitterUrl: z.string().nullable(),
-      photoUrl: z.string().nullable(),
-      location: z.string().nullable(),
-      address: z.string().nullable(),
-      address2: z.string().nullable(),
-      city: z.string().nullable(),
-      state: z.string().nullable(),
-      postalCode: z.string().nullable(),
-      gender: z.string().nullable(),
-      ageRange: z.string().nullable(),
-      incomeRange: z.string().nullable(),
-      netWorth: z.string().nullable(),
-      homeowner: z.string().nullable(),
-      married: z.string().nullable(),
-      children: z.string().nullable(),
-    })
+  contact: contactSchema
     .nullable()
     .describe(
       'Every contact field of the identification payload but the phone, camelCase (null when ' +

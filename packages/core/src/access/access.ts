@@ -1,5 +1,6 @@
 import { appError } from '../errors.js'
-import type { MembershipRow, OrganizationRow, PartnerRow, Repositories } from '../store/entities.js'
+import type { MembershipRow, OrganizationRow, PartnerRow } from '../organizations/rows.js'
+import type { Repositories } from '../repositories.js'
 import type { Principal } from './auth.js'
 
 export type Scope = 'read' | 'write' | 'admin' | 'agency:read' | 'agency:write'

@@ -5,7 +5,7 @@
 // first_hours carry ICPOnly and personaOnly as flags (`icp`, `persona`, set by the settling pass,
 // analytics/first-hours.ts): on those rows the audience is a flag, not a set to probe.
 import { appError } from '../errors.js'
-import type { IcpConfigRow } from '../store/entities.js'
+import type { IcpConfigRow } from '../icp/rows.js'
 
 export interface AudienceFilter {
   /** Only visitors matched by any active ICP config. */

@@ -19,8 +19,8 @@
 // config turned on, off or deleted (`markAudienceChanged`), an identification (`visitor_changes`).
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Locks } from '../coordination/ports.js'
+import type { IcpConfigRow } from '../icp/rows.js'
 import type { Store } from '../store/client.js'
-import type { IcpConfigRow } from '../store/entities.js'
 import { renderStatement } from '../store/render-ddl.js'
 import { storedTime } from '../store/time.js'
 

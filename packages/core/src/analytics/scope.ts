@@ -9,7 +9,7 @@
 // `to` to the end of its hour (`effectiveRange` says which window was counted). A visitor, a
 // session or a company counts in a range when it has hits in it; page views, engaged time and
 // session durations are those of the hits in the range.
-import type { IcpConfigRow } from '../store/entities.js'
+import type { IcpConfigRow } from '../icp/rows.js'
 import { type AudienceFilter, audienceSql } from './audience.js'
 
 export const hourMs = 3_600_000

@@ -1,11 +1,13 @@
 import { findPartner, hasScope, requireKeyManagement, type Scope } from '../access/access.js'
 import type { Principal } from '../access/auth.js'
 import { appError } from '../errors.js'
+import type { OrganizationRow } from '../organizations/rows.js'
+import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import type { ApiKeyRow, OrganizationRow, Repositories } from '../store/entities.js'
 import { createApiKey } from './issue.js'
 import { readKeyUsage } from './key-usage.js'
 import { type KeyKind, keyExpiry } from './keys.js'
+import type { ApiKeyRow } from './rows.js'
 
 const invalid = (path: string, message: string) =>
   appError('invalid_request', `${path} ${message}`, { issues: [{ path, message }] })

@@ -6,8 +6,9 @@ export const partnerKeyScopes: readonly Scope[] = ['read', 'write', 'admin']
 import { findPartner, type Scope } from '../access/access.js'
 import { appError } from '../errors.js'
 import { newId } from '../ids.js'
-import type { ApiKeyRow, Repositories } from '../store/entities.js'
+import type { Repositories } from '../repositories.js'
 import { issueKey, type KeyKind, keyExpiry } from './keys.js'
+import type { ApiKeyRow } from './rows.js'
 
 const now = () => new Date().toISOString()
 

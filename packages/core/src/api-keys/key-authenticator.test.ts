@@ -4,14 +4,15 @@ import { createMemoryCoordination } from '../coordination/memory.js'
 import type { Coordination } from '../coordination/ports.js'
 import { newId } from '../ids.js'
 import { createPartner } from '../organizations/tenancy.js'
+import { createRepositories, type Repositories } from '../repositories.js'
 import { createStore, type Store } from '../store/client.js'
-import { apiKeysTable, createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { createReadModel, type ReadModel } from '../store/read-model.js'
 import { revokeApiKey } from './api-keys.js'
 import { createApiKey } from './issue.js'
 import { createKeyAuthenticator } from './key-authenticator.js'
 import { createKeyUsageRecorder, readKeyUsage } from './key-usage.js'
+import { apiKeysTable } from './rows.js'
 
 // One embedded engine per process: every test in this file shares one data directory. Keys are read
 // through a read model, as the server does; "another process" is a second read model on the same pubsub.

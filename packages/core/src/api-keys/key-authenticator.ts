@@ -1,8 +1,9 @@
 import type { Principal } from '../access/auth.js'
 import { appError } from '../errors.js'
 import { safeEqual, sha256Hex } from '../ids.js'
-import type { ApiKeyRow, Repositories } from '../store/entities.js'
+import type { Repositories } from '../repositories.js'
 import { organizationKeyPattern, partnerKeyPattern } from './keys.js'
+import type { ApiKeyRow } from './rows.js'
 
 export interface KeyAuthenticatorOptions {
   /**

@@ -6,7 +6,7 @@
 // replay stores none twice.
 import { grantCredits } from '../credits/ledger.js'
 import { appError } from '../errors.js'
-import type { OrganizationRow } from '../store/entities.js'
+import type { OrganizationRow } from '../organizations/rows.js'
 import { storedTime } from '../store/time.js'
 import { type BillingEventInput, emitBillingEvents, periodReasons } from './billing-events.js'
 import { isB2bPlan, planByPrice } from './plans.js'

@@ -2,7 +2,7 @@
 // billing webhooks carry, and storing them with ids made from what they are about, so a replay of
 // the same change stores none twice.
 import { appendNewEvents, type EventType, eventIdOf } from '../events/events.js'
-import type { OrganizationRow } from '../store/entities.js'
+import type { OrganizationRow } from '../organizations/rows.js'
 import type { ProviderInvoice } from './provider.js'
 import type { BillingDeps, SubscriptionRow } from './subscriptions.js'
 

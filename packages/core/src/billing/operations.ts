@@ -2,7 +2,8 @@
 // plan update, cancel, portal and customer info, over the provider and the store's copy. Every
 // change they make ends in `applySubscription` (apply.ts).
 import { appError } from '../errors.js'
-import type { OrganizationRow, Repositories } from '../store/entities.js'
+import type { OrganizationRow } from '../organizations/rows.js'
+import type { Repositories } from '../repositories.js'
 import { storedTime } from '../store/time.js'
 import { applyLocalInvoices, applySubscription } from './apply.js'
 import type { LocalBillingProvider } from './local-provider.js'

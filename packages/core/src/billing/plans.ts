@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 import { money } from '../email/mail-templates.js'
-import type { ProductType } from '../store/entities.js'
+import type { ProductType } from '../organizations/rows.js'
 
 const planSchema = z
   .object({

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../errors.js'
 import { newId } from '../ids.js'
 import { createOrganization, createUser } from '../organizations/tenancy.js'
+import { createRepositories, type Repositories } from '../repositories.js'
 import { createStore, type Store } from '../store/client.js'
-import { createRepositories, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import {
   adjustCredits,

@@ -6,7 +6,8 @@ import { withLock } from '../coordination/with-lock.js'
 import { appError } from '../errors.js'
 import { type Filter, filterSchema } from '../filters/filter.js'
 import { randomToken } from '../ids.js'
-import type { IcpConfigRow, Repositories } from '../store/entities.js'
+import type { Repositories } from '../repositories.js'
+import type { IcpConfigRow } from './rows.js'
 
 export type IcpConfigKind = IcpConfigRow['kind']
 

@@ -5,9 +5,10 @@
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination } from '../coordination/ports.js'
 import { appendNewEvents, eventIdOf } from '../events/events.js'
+import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import type { IcpConfigRow, Repositories } from '../store/entities.js'
 import { organizationIcpConfigs } from './configs.js'
+import type { IcpConfigRow } from './rows.js'
 import { activeOrganizationConfigIds, scoreConfig } from './scoring.js'
 
 export interface IncrementalDeps {

@@ -7,14 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { newId } from '../ids.js'
+import { createRepositories, type Repositories } from '../repositories.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
-import {
-  blankContactFields,
-  createRepositories,
-  type IcpConfigRow,
-  type Repositories,
-} from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
+import { blankContactFields } from '../visitor-tracking/rows.js'
 import { createIcpConfig, updateIcpConfig } from './configs.js'
 import { rescoreChangedVisitors } from './incremental.js'
 import {
@@ -23,6 +19,7 @@ import {
   requestRecalculation,
   runRecalculation,
 } from './recalculation.js'
+import type { IcpConfigRow } from './rows.js'
 import { icpStats } from './stats.js'
 
 const tmp = tempDir('vid-icp-jobs-')

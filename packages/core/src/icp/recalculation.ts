@@ -2,9 +2,10 @@
 // and a log line per run. Asking again while a run is queued adds nothing; asking while one runs
 // queues exactly one more run, so a change made during a run is always scored.
 import type { Coordination } from '../coordination/ports.js'
+import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import type { IcpConfigRow, Repositories } from '../store/entities.js'
 import { organizationIcpConfigs } from './configs.js'
+import type { IcpConfigRow } from './rows.js'
 import { activeOrganizationConfigIds, configExpressions, scoreConfig } from './scoring.js'
 
 export const recalculationJobName = 'icp.recalculate'

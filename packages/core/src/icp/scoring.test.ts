@@ -6,10 +6,10 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../ids.js'
 import { createStore, type Store } from '../store/client.js'
-import type { IcpConfigRow } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import { factsQuery } from './facts.js'
 import { filterToRules } from './filter-rules.js'
+import type { IcpConfigRow } from './rows.js'
 import { scoreConfig } from './scoring.js'
 
 const tmp = tempDir('vid-icp-scoring-')

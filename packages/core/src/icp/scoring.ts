@@ -5,9 +5,9 @@ import { type ClickHouseRules, parseRules, type Rules, toClickHouseSql } from '@
 import { filterSchema } from '../filters/filter.js'
 import { nextVersion } from '../ids.js'
 import type { QueryParams, Store } from '../store/client.js'
-import type { IcpConfigRow } from '../store/entities.js'
 import { factColumns, factsQuery } from './facts.js'
 import { filterToRules } from './filter-rules.js'
+import type { IcpConfigRow } from './rows.js'
 
 /** A config's results as ClickHouse expressions over a facts row. */
 export interface ConfigExpressions {

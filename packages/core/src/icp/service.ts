@@ -5,8 +5,8 @@
 // audiences) without a new score: its matched visitors are marked for the statistics' next pass.
 import { markAudienceChanged } from '../analytics/first-hours.js'
 import type { Coordination } from '../coordination/ports.js'
+import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import type { IcpConfigRow, Repositories } from '../store/entities.js'
 import {
   changesScores,
   createIcpConfig,
@@ -16,6 +16,7 @@ import {
   updateIcpConfig,
 } from './configs.js'
 import { requestDependentRecalculations, requestRecalculation } from './recalculation.js'
+import type { IcpConfigRow } from './rows.js'
 
 export interface IcpServiceDeps {
   store: Store

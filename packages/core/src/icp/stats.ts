@@ -1,7 +1,7 @@
 // ICP stats: of the visitors seen in a range, how many each config matches. Only live, active
 // configs count, so deleting or deactivating a config removes its matches at once.
 import type { Store } from '../store/client.js'
-import type { IcpConfigRow } from '../store/entities.js'
+import type { IcpConfigRow } from './rows.js'
 
 export interface IcpStats {
   /** Visitors with a session in the range. */

@@ -1,6 +1,6 @@
 // A visitor's ICP results as the profile shows them, from the `icp` map of its identity row in
 // sessions (migration 0006): config id -> computed_at ms * 1024 + persona * 512 + matched * 256 + score.
-import type { IcpConfigRow } from '../store/entities.js'
+import type { IcpConfigRow } from './rows.js'
 
 export interface VisitorIcp {
   /** Matched by any active config. */

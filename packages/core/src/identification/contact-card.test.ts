@@ -5,9 +5,10 @@ import path from 'node:path'
 import { timeUntil } from '@visitor-id/testing/poll'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { contactFields } from '../contact-fields/contact-fields.js'
 import { createStore, type Store } from '../store/client.js'
 import { defaultMigrationsDir, migrate, readMigrations } from '../store/migrate.js'
-import { type ContactRow, contactFields, contactsTable, findContactsByKeys } from './contacts.js'
+import { type ContactRow, contactsTable, findContactsByKeys } from './contacts.js'
 
 const tmp = tempDir('vid-contact-card-')
 let store: Store

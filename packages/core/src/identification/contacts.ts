@@ -1,87 +1,23 @@
 // The contacts dataset (migration 0007): the operator's people data, imported with
 // `npm run cli -- import contacts FILE`, and how identification finds a contact by email, personal
 // email or the SHA-256 of either.
+import { type ContactField, contactFields } from '../contact-fields/contact-fields.js'
 import { sha256Hex } from '../ids.js'
 import type { Store } from '../store/client.js'
+import { stampColumns } from '../store/columns.js'
 import type { EntityDefinition } from '../store/repository.js'
 import { storedTime } from '../store/time.js'
 
 /** A contact as stored (snake_case); every field is '' when unknown, timestamps are ISO 8601. */
-export interface ContactRow {
+export interface ContactRow extends Record<ContactField, string> {
   /** The identity: the file's `id`, else the email, else the personal email, else the LinkedIn URL. */
   id: string
-  /** Normalized: trimmed, lowercase. */
-  email: string
   /** Lowercase hex SHA-256 of `email`, '' without one. */
   email_sha256: string
-  personal_email: string
   personal_email_sha256: string
-  first_name: string
-  last_name: string
-  job_title: string
-  seniority: string
-  department: string
-  phone: string
-  linkedin_url: string
-  facebook_url: string
-  twitter_url: string
-  photo_url: string
-  location: string
-  address: string
-  address_2: string
-  city: string
-  state: string
-  postal_code: string
-  country: string
-  gender: string
-  age_range: string
-  income_range: string
-  net_worth: string
-  homeowner: string
-  married: string
-  children: string
-  company_id: string
-  /** A bare lowercase hostname (see normalizeDomain in @visitor-id/ingest). */
-  company_domain: string
   created_at: string
   updated_at: string
 }
-
-/** The profile fields of a contact, in table order: what an import file may carry besides `id`. */
-export const contactFields = [
-  'email',
-  'personal_email',
-  'first_name',
-  'last_name',
-  'job_title',
-  'seniority',
-  'department',
-  'phone',
-  'linkedin_url',
-  'facebook_url',
-  'twitter_url',
-  'photo_url',
-  'location',
-  'address',
-  'address_2',
-  'city',
-  'state',
-  'postal_code',
-  'country',
-  'gender',
-  'age_range',
-  'income_range',
-  'net_worth',
-  'homeowner',
-  'married',
-  'children',
-  'company_id',
-  'company_domain',
-] as const satisfies readonly (keyof ContactRow)[]
-
-export type ContactField = (typeof contactFields)[number]
-
-const time = "DateTime64(3, 'UTC')"
 
 export const contactsTable: EntityDefinition<ContactRow> = {
   table: 'contacts',
@@ -94,8 +30,7 @@ export const contactsTable: EntityDefinition<ContactRow> = {
       ContactField,
       'String'
     >),
-    created_at: time,
-    updated_at: time,
+    ...stampColumns,
   },
 }
 

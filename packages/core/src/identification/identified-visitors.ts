@@ -5,7 +5,7 @@
 // process is seen at the next identify hit after that. A contacts import ends with `forgetUnmatched`
 // (in every ingest process, told through pubsub), so a contact it brought is found at the next hit.
 import { createBoundedCache } from '../bounded-cache.js'
-import type { VisitorRow } from '../store/entities.js'
+import type { VisitorRow } from '../visitor-tracking/rows.js'
 import { normalizeEmail } from './contacts.js'
 
 export interface IdentifiedVisitors {

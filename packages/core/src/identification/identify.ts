@@ -6,11 +6,18 @@
 // identification of a visitor stores `visitor.identified` with the whole identification payload,
 // before the visitor row says it is identified: a crash in between stores it again under the
 // same id on the replay, never loses it, never doubles it.
+import { visitorContactFields } from '../contact-fields/contact-fields.js'
 import { chargeIdentifications, creditThresholdsCrossed, type LastGrant } from '../credits/ledger.js'
 import { appendEvents, eventIdOf, type StoredEvent } from '../events/events.js'
 import { nextVersion } from '../ids.js'
+import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import { blankContactFields, type Repositories, type VisitorRow, visitorsTable } from '../store/entities.js'
+import {
+  blankContactFields,
+  type VisitorContactFields,
+  type VisitorRow,
+  visitorsTable,
+} from '../visitor-tracking/rows.js'
 import { type ContactRow, emailKey, findContactsByKeys, normalizeEmail } from './contacts.js'
 import type { IdentifiedVisitors } from './identified-visitors.js'
 import { visitorEvents } from './visitor-events.js'
@@ -41,20 +48,6 @@ export interface IdentifyResult {
 const earliest = (a: string, b: string) => (Date.parse(a) <= Date.parse(b) ? a : b)
 const latest = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b)
 const visitorColumns = Object.keys(visitorsTable.columns).join(', ')
-const contactFieldNames = Object.keys(blankContactFields) as (keyof typeof blankContactFields)[]
-/** Every text field of a visitor row empty: a visitor seen before, but never identified. */
-const blankVisitorFields = {
-  ...blankContactFields,
-  email: '',
-  first_name: '',
-  last_name: '',
-  job_title: '',
-  seniority: '',
-  department: '',
-  country: '',
-  linkedin_url: '',
-}
-
 /** The visitor rows of one organization, and when each visitor was first seen, in two queries side by side. */
 async function loadVisitors(store: Store, organizationId: string, ids: string[]) {
   const [rows, firstSeen] = await Promise.all([
@@ -94,21 +87,10 @@ async function companiesByDomain(store: Store, domains: string[]): Promise<Map<s
  * "Phone search"), which an organization gets from a search of its own (phone/search.ts), never
  * from identification; the dataset provider reads it from the contact when a search asks.
  */
-function fromContact(contact: ContactRow) {
-  const fields: Record<string, string> = { contact_id: contact.id, phone: '' }
-  for (const name of contactFieldNames)
-    if (name !== 'contact_id' && name !== 'phone') fields[name] = contact[name]
-  return {
-    ...(fields as unknown as typeof blankContactFields),
-    email: contact.email,
-    first_name: contact.first_name,
-    last_name: contact.last_name,
-    job_title: contact.job_title,
-    seniority: contact.seniority,
-    department: contact.department,
-    country: contact.country,
-    linkedin_url: contact.linkedin_url,
-  }
+function fromContact(contact: ContactRow): VisitorContactFields {
+  const fields: VisitorContactFields = { ...blankContactFields, contact_id: contact.id }
+  for (const field of visitorContactFields) if (field !== 'phone') fields[field] = contact[field]
+  return fields
 }
 
 export interface IdentifyDeps {
@@ -201,7 +183,7 @@ export async function identifyVisitors(
         contact?.company_id || (contact?.company_domain ? domains.get(contact.company_domain) : '')
       const identity = person ?? (isPerson ? {} : { email: email as string })
       const row: VisitorRow = {
-        ...blankVisitorFields,
+        ...blankContactFields,
         ...before,
         ...identity,
         id: hit.visitor_id,

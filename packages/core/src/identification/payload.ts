@@ -4,21 +4,19 @@
 // when the organization does not keep IP addresses.
 
 import type { VisitorIcp } from '../icp/statuses.js'
-import type { CompanyRow, VisitorContactFields, VisitorRow } from '../store/entities.js'
 import { storedTime } from '../store/time.js'
+import type { CompanyRow, VisitorContactFields, VisitorRow } from '../visitor-tracking/rows.js'
 import type { VisitorSession } from '../visitor-tracking/visitors.js'
 
 export type IdentificationEventType = 'visitor.identified' | 'visitor.phone_revealed'
 
 /**
- * The visitor as identification knows it: its row's contact fields. Not the row's phone: a phone is
- * paid data, carried only by `visitor.phone_revealed` (`revealedPhone` below).
+ * The visitor as identification knows it: its row's contact fields the spec's visitor object
+ * carries (not the seniority, department or country). Not the row's phone: a phone is paid data,
+ * carried only by `visitor.phone_revealed` (`revealedPhone` below).
  */
-export type IdentifiedVisitor = Pick<
-  VisitorRow,
-  'id' | 'email' | 'first_name' | 'last_name' | 'job_title' | 'linkedin_url' | 'created_at' | 'last_seen_at'
-> &
-  Omit<VisitorContactFields, 'contact_id' | 'phone'>
+export type IdentifiedVisitor = Pick<VisitorRow, 'id' | 'created_at' | 'last_seen_at'> &
+  Omit<VisitorContactFields, 'contact_id' | 'phone' | 'seniority' | 'department' | 'country'>
 
 export interface IdentificationPayloadInput {
   eventType: IdentificationEventType

@@ -4,8 +4,9 @@
 
 import { eventIdOf, type StoredEvent } from '../events/events.js'
 import { organizationIcpConfigs } from '../icp/configs.js'
+import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import { type CompanyRow, companiesTable, type Repositories, type VisitorRow } from '../store/entities.js'
+import { type CompanyRow, companiesTable, type VisitorRow } from '../visitor-tracking/rows.js'
 import { getVisitorProfiles } from '../visitor-tracking/visitors.js'
 import { type IdentificationEventType, identificationPayload } from './payload.js'
 

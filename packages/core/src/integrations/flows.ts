@@ -16,8 +16,8 @@ import {
   listIdPattern,
   setListIntegration,
 } from '../lists/lists.js'
+import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import type { Repositories, StoredFlowRow } from '../store/entities.js'
 import { storedTime } from '../store/time.js'
 import { checkWebhookUrl, sendWebhook } from '../webhooks/http-sender.js'
 import { webhookHeaders } from '../webhooks/signature.js'
@@ -29,6 +29,7 @@ import {
   integrationTypes,
   providerOf,
 } from './integrations.js'
+import type { StoredFlowRow } from './rows.js'
 
 export const flowTriggers = ['list.refreshed', 'visitor.identified', 'icp.matched'] as const
 export type FlowTrigger = (typeof flowTriggers)[number]

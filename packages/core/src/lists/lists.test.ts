@@ -8,8 +8,8 @@ import { createMemoryCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
 import { AppError } from '../errors.js'
 import type { Filter } from '../filters/filter.js'
+import { createRepositories, type Repositories } from '../repositories.js'
 import { createStore, type Store } from '../store/client.js'
-import { createRepositories, type ListRow, type Repositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
 import {
   autoUpdateStatus,
@@ -22,6 +22,7 @@ import {
   refreshList,
   saveList,
 } from './lists.js'
+import type { ListRow } from './rows.js'
 
 const tmp = tempDir('vid-lists-')
 let store: Store

@@ -13,10 +13,11 @@ import { AppError, appError } from '../errors.js'
 import { appendEvents, eventIdOf } from '../events/events.js'
 import { type Filter, filterSchema } from '../filters/filter.js'
 import { randomToken } from '../ids.js'
+import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import { type ListRow, listsTable, type Repositories } from '../store/entities.js'
 import { createEntityRepository } from '../store/repository.js'
 import { contactMatch } from './contact-match.js'
+import { type ListRow, listsTable } from './rows.js'
 
 /** `list_` + 24 lowercase hex: how `GET /lists/{id}` tells a list from an organization. */
 export const listIdPattern = /^list_[0-9a-f]{24}$/

@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { createApiKey } from '../api-keys/issue.js'
-import type { Repositories } from '../store/entities.js'
+import type { Repositories } from '../repositories.js'
 import { createOrganization, createPartner, createUser, type InitialCredits } from './tenancy.js'
 
 /** What the first start writes to `DATA_DIR/bootstrap.json` (mode 0600). */

@@ -12,15 +12,12 @@ import type { Coordination } from '../coordination/ports.js'
 import { createRedisCoordination } from '../coordination/redis.js'
 import { creditBalance, grantCredits } from '../credits/ledger.js'
 import { readEvents } from '../events/events.js'
+import type { OrganizationRow } from '../organizations/rows.js'
 import { createOrganization, createUser } from '../organizations/tenancy.js'
+import { createRepositories, type Repositories } from '../repositories.js'
 import { createStore, type Store } from '../store/client.js'
-import {
-  createRepositories,
-  type OrganizationRow,
-  type Repositories,
-  type VisitorRow,
-} from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
+import type { VisitorRow } from '../visitor-tracking/rows.js'
 import { createDatasetPhoneProvider } from './dataset-provider.js'
 import { autoEnrichPhone } from './index.js'
 import type { PhoneLookup, PhoneOutcome, PhoneProvider } from './provider.js'

@@ -3,7 +3,10 @@ import type { QueryParams, Store } from './client.js'
 
 type Scalar = string | number | boolean | null
 
-/** How an entity is stored: its table, the columns that identify a row, and every column's type. */
+/**
+ * How an entity is stored: its table, the columns that identify a row, and every column's type.
+ * Its rows are as stored: snake_case, timestamps as ISO 8601 strings.
+ */
 export interface EntityDefinition<Row extends object> {
   table: string
   /** The table's ORDER BY: what makes two rows versions of the same entity. */

@@ -4,8 +4,8 @@ import { organizationRow } from '@visitor-id/testing/rows'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../ids.js'
+import { createRepositories, type Repositories } from '../repositories.js'
 import { createStore, type Store, StoreError } from './client.js'
-import { createRepositories, type Repositories } from './entities.js'
 import { appliedMigrations, isMigrated, MigrationError, migrate, readMigrations } from './migrate.js'
 
 // One embedded engine per process: every test in this file shares one data directory.

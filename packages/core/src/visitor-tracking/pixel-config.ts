@@ -1,5 +1,6 @@
 import { appError } from '../errors.js'
-import type { PixelConfigRow, Repositories } from '../store/entities.js'
+import type { Repositories } from '../repositories.js'
+import type { PixelConfigRow } from './rows.js'
 
 /** The organization's pixel config; every organization gets one when it is created. */
 export async function getPixelConfig(repos: Repositories, organizationId: string): Promise<PixelConfigRow> {

@@ -1,9 +1,10 @@
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../ids.js'
+import { createRepositories } from '../repositories.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
-import { blankContactFields, createRepositories } from '../store/entities.js'
 import { migrate } from '../store/migrate.js'
+import { blankContactFields } from './rows.js'
 import { getVisitorProfile, getVisitorProfiles } from './visitors.js'
 
 // The profile on the real embedded store, through a store that counts the queries it is asked.

@@ -1,7 +1,13 @@
+import {
+  type ProfileContact,
+  profileContactFields,
+  type VisitorContactField,
+} from '../contact-fields/contact-fields.js'
+import type { IcpConfigRow } from '../icp/rows.js'
 import { type VisitorIcp, visitorIcp } from '../icp/statuses.js'
 import type { Store } from '../store/client.js'
-import type { CompanyRow, IcpConfigRow, VisitorRow } from '../store/entities.js'
 import type { PageViewRow } from '../store/page-view-row.js'
+import type { CompanyRow, VisitorRow } from './rows.js'
 
 /** A session as the REST API shows it (spec: "Session object"). */
 export interface VisitorSession {
@@ -51,42 +57,6 @@ export interface PageViewEntry {
   sessionId: string
   visitedAt: string
 }
-
-/**
- * The contact fields the profile shows, snake_case as stored -> camelCase as shown. Not the phone:
- * a phone is paid data, shown as the profile's `phoneNumber` once the organization's own search
- * found it (docs/decisions.md, "Phone search"); rows identified before that rule may still hold one.
- */
-const contactFields = {
-  email: 'email',
-  personal_email: 'personalEmail',
-  first_name: 'firstName',
-  last_name: 'lastName',
-  job_title: 'jobTitle',
-  seniority: 'seniority',
-  department: 'department',
-  country: 'country',
-  linkedin_url: 'linkedinUrl',
-  facebook_url: 'facebookUrl',
-  twitter_url: 'twitterUrl',
-  photo_url: 'photoUrl',
-  location: 'location',
-  address: 'address',
-  address_2: 'address2',
-  city: 'city',
-  state: 'state',
-  postal_code: 'postalCode',
-  gender: 'gender',
-  age_range: 'ageRange',
-  income_range: 'incomeRange',
-  net_worth: 'netWorth',
-  homeowner: 'homeowner',
-  married: 'married',
-  children: 'children',
-} as const
-
-type ContactKey = keyof typeof contactFields
-export type VisitorContact = { [K in ContactKey as (typeof contactFields)[K]]: string | null }
 
 /** The company fields the profile shows, as the webhook `company` object has them, camelCase. */
 export interface VisitorCompany {
@@ -138,7 +108,7 @@ export interface VisitorProfile {
   firstSeenAt: string
   lastSeenAt: string
   /** Every contact field of the webhook `visitor` object, camelCase; null when unknown. Null when not identified. */
-  contact: VisitorContact | null
+  contact: ProfileContact | null
   /** The visitor's company (the webhook `company` fields, camelCase): its contact's, else its sessions' IP company. */
   company: VisitorCompany | null
   /** Matched by any active ICP config. */
@@ -212,7 +182,7 @@ interface TimelineRow {
 }
 
 /** The identity row's JSON: the latest visitor row (rows written before migration 0009 lack most contact fields). */
-type VisitorFields = Partial<Pick<VisitorRow, ContactKey>> &
+type VisitorFields = Partial<Pick<VisitorRow, VisitorContactField>> &
   Pick<VisitorRow, 'company_id' | 'identified_at' | 'first_seen_at' | 'last_seen_at'> & {
     is_deleted: number
     version: number | string
@@ -299,12 +269,14 @@ const emptyCompany = Object.fromEntries(
   ].map((k) => [k, '']),
 ) as Omit<VisitorCompany, 'id'>
 
-function presentContact(visitor: VisitorFields): VisitorContact {
+/**
+ * The contact as the profile shows it. Not the phone, even where a row identified before that rule
+ * still holds one (contactFieldDefinitions says why).
+ */
+function presentContact(visitor: VisitorFields): ProfileContact {
   const contact = {} as Record<string, string | null>
-  for (const [stored, shown] of Object.entries(contactFields)) {
-    contact[shown] = visitor[stored as ContactKey] || null
-  }
-  return contact as VisitorContact
+  for (const { column, shownAs } of profileContactFields) contact[shownAs] = visitor[column] || null
+  return contact as ProfileContact
 }
 
 const wholeSeconds = (timestamp: string) => Math.floor(Date.parse(timestamp) / 1000)

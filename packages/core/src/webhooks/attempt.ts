@@ -1,10 +1,10 @@
 // One attempt at a partner webhook delivery (docs/decisions.md, "Partner webhooks"): signed and sent
 // once, giving the attempt row for the log and the delivery's next state on the retry schedule.
 import { randomToken } from '../ids.js'
-import type { WebhookConfigRow } from '../store/entities.js'
 import { signingSecret, type WebhookDeps } from './config.js'
 import { sendWebhook, type WebhookResponse } from './http-sender.js'
 import type { AttemptRow, DeliveryRow } from './outbox.js'
+import type { WebhookConfigRow } from './rows.js'
 import { webhookHeaders } from './signature.js'
 
 const now = () => new Date().toISOString()

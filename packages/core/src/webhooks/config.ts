@@ -4,15 +4,14 @@
 import type { Config } from '../config.js'
 import type { Coordination } from '../coordination/ports.js'
 import { appError } from '../errors.js'
+import type { Repositories } from '../repositories.js'
 import { secretBox } from '../secret-box/secret-box.js'
 import type { Store } from '../store/client.js'
-import type { Repositories, WebhookConfigRow } from '../store/entities.js'
 import { checkWebhookUrl } from './http-sender.js'
+import type { WebhookConfigRow } from './rows.js'
 
 export const webhookKinds = ['identification', 'billing'] as const
 export type WebhookKind = (typeof webhookKinds)[number]
-
-export type { WebhookConfigRow }
 
 export interface WebhookDeps {
   store: Store

@@ -3,7 +3,7 @@
 // at a time (its lock), with at most `concurrency` in flight, and partners never wait for each
 // other: a receiver that hangs for 10 s holds only its own. Nothing depends on Redis or on a
 // process staying up.
-import type { WebhookConfigRow } from '../store/entities.js'
+
 import { attempt } from './attempt.js'
 import { readWebhookConfig, type WebhookDeps, type WebhookKind, webhookKinds } from './config.js'
 import {
@@ -15,6 +15,7 @@ import {
   writeAttempts,
   writeDeliveries,
 } from './outbox.js'
+import type { WebhookConfigRow } from './rows.js'
 
 /** Runs `work` over `items` with at most `limit` at once. */
 async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {

@@ -4,7 +4,8 @@
 import { billingPayload } from '../billing/billing-events.js'
 import type { BillingDeps } from '../billing/subscriptions.js'
 import { identificationPayload } from '../identification/payload.js'
-import type { CompanyRow, OrganizationRow } from '../store/entities.js'
+import type { OrganizationRow } from '../organizations/rows.js'
+import type { CompanyRow } from '../visitor-tracking/rows.js'
 import type { VisitorSession } from '../visitor-tracking/visitors.js'
 import type { WebhookKind } from './config.js'
 

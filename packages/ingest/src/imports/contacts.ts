@@ -4,54 +4,25 @@
 // batches with the next batch parsed while the previous one is written. Each row is one contact
 // with its keys: the engine computes the email hashes and the contact_keys rows (migration 0007)
 // from the contacts insert itself, so a row is never written half.
-import { type ContactField, contactFields, nextVersion, normalizeEmail } from '@visitor-id/core'
+import {
+  type ContactField,
+  contactFieldDefinitions,
+  contactFields,
+  nextVersion,
+  normalizeEmail,
+} from '@visitor-id/core'
 import { normalizeDomain } from './domain.js'
 import { type RawRecord, type RowResult, readRowBatches } from './read-records.js'
 import type { ImportOptions, ImportReport } from './report.js'
 
-/** The longest value each field may hold; a longer one rejects the row. */
-const maxLengths: Record<'id' | ContactField, number> = {
-  id: 256,
-  email: 254,
-  personal_email: 254,
-  first_name: 256,
-  last_name: 256,
-  job_title: 512,
-  seniority: 64,
-  department: 128,
-  phone: 64,
-  linkedin_url: 2048,
-  facebook_url: 2048,
-  twitter_url: 2048,
-  photo_url: 2048,
-  location: 512,
-  address: 512,
-  address_2: 512,
-  city: 256,
-  state: 256,
-  postal_code: 32,
-  country: 64,
-  gender: 32,
-  age_range: 64,
-  income_range: 64,
-  net_worth: 64,
-  homeowner: 32,
-  married: 32,
-  children: 32,
-  company_id: 128,
-  company_domain: 2048,
-}
-
-/** Other column names a file may use for a field (column names are case-insensitive). */
-const synonyms: Partial<Record<'id' | ContactField, readonly string[]>> = {
-  id: ['contact_id'],
-  email: ['business_email', 'work_email'],
-  linkedin_url: ['linkedin'],
-  facebook_url: ['facebook'],
-  twitter_url: ['twitter'],
-  postal_code: ['zip', 'zip_code'],
-  company_domain: ['company_website'],
-}
+/** What a file may carry of a contact: its identity, then its fields (core's contactFieldDefinitions). */
+const columnDefinitions: readonly {
+  column: 'id' | ContactField
+  /** The longest value it may hold; a longer one rejects the row. */
+  maxLength: number
+  /** Other column names a file may use for it (column names are case-insensitive). */
+  synonyms?: readonly string[]
+}[] = [{ column: 'id', maxLength: 256, synonyms: ['contact_id'] }, ...contactFieldDefinitions]
 
 /** The columns an import writes, in this order (the hashes and keys are the engine's). */
 export const contactImportColumns = [
@@ -63,7 +34,8 @@ export const contactImportColumns = [
   'is_deleted',
 ] as const
 
-const fields = ['id', ...contactFields] as const
+const fields = columnDefinitions.map((definition) => definition.column)
+const maxLengths = columnDefinitions.map((definition) => definition.maxLength)
 const emailAt = fields.indexOf('email')
 const personalEmailAt = fields.indexOf('personal_email')
 const linkedinAt = fields.indexOf('linkedin_url')
@@ -71,7 +43,10 @@ const domainAt = fields.indexOf('company_domain')
 const emailsAt = [emailAt, personalEmailAt] as const
 
 /** The column names each field is read from, in order of preference. */
-const sources: readonly (readonly string[])[] = fields.map((field) => [field, ...(synonyms[field] ?? [])])
+const sources: readonly (readonly string[])[] = columnDefinitions.map((definition) => [
+  definition.column,
+  ...(definition.synonyms ?? []),
+])
 
 // LinkedIn profile URLs as identities: no scheme, `www.`, query, fragment or trailing slash,
 // lowercase, so `https://www.LinkedIn.com/in/jane/` and `linkedin.com/in/jane` are one contact.
@@ -89,7 +64,7 @@ const linkedinIdentity = (url: string) =>
  */
 function checkContact(values: string[]): string[] | string {
   for (let i = 0; i < fields.length; i++) {
-    const max = maxLengths[fields[i]!]
+    const max = maxLengths[i]!
     if (values[i]!.length > max) return `${fields[i]}: longer than ${max} characters`
   }
   for (const at of emailsAt) {
