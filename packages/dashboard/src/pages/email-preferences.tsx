@@ -1,7 +1,9 @@
 // Lifecycle email preferences: the partner's defaults, and this organization's overrides of them.
 import { useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { type Answer, partnerApi, type Session } from '../api.js'
 import { ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
+
+type EmailKind = keyof Answer<'get', '/partner/email-preferences'>['preferences']
 
 const emailLabels: Record<string, string> = {
   first_visitor_identified: 'First visitor identified',
@@ -11,7 +13,7 @@ const emailLabels: Record<string, string> = {
   subscription_canceled: 'Subscription canceled',
   payment_failed: 'Payment failed',
   renewal_receipt: 'Renewal receipt',
-}
+} satisfies Record<EmailKind, string>
 
 type Effective = Record<string, { enabled: boolean; inherited: boolean }>
 
@@ -23,19 +25,16 @@ export function EmailPreferences({
   session: Session
   scope: 'partner' | 'organization'
 }) {
-  const path =
-    scope === 'partner'
-      ? '/partner/email-preferences'
-      : `/partner/organizations/${session.organizationId}/email-preferences`
+  const client = partnerApi(session)
+  const organization = { path: { organizationId: session.organizationId } }
   const loaded = useLoad(async (signal) => {
-    const answer = await request<{ preferences: Record<string, boolean | Effective[string]> }>(
-      session,
-      path,
-      {
-        partner: true,
-        signal,
-      },
-    )
+    const answer =
+      scope === 'partner'
+        ? await client.get('/partner/email-preferences', { signal })
+        : await client.get('/partner/organizations/{organizationId}/email-preferences', {
+            params: organization,
+            signal,
+          })
     // The partner's answer is key: boolean; an organization's is key: { enabled, inherited }.
     return Object.fromEntries(
       Object.entries(answer.preferences).map(([key, value]) => [
@@ -46,9 +45,16 @@ export function EmailPreferences({
   }, [])
   const [changes, setChanges] = useState<Record<string, boolean>>({})
   const save = useAction(() =>
-    request(session, path, { method: 'PUT', partner: true, body: { preferences: changes } }),
+    scope === 'partner'
+      ? client.put('/partner/email-preferences', { body: { preferences: changes } })
+      : client.put('/partner/organizations/{organizationId}/email-preferences', {
+          params: organization,
+          body: { preferences: changes },
+        }),
   )
-  const reset = useAction(() => request(session, path, { method: 'DELETE', partner: true }))
+  const reset = useAction(() =>
+    client.delete('/partner/organizations/{organizationId}/email-preferences', { params: organization }),
+  )
   const id = `email-${scope}-title`
   const done = () => {
     setChanges({})

@@ -1,20 +1,13 @@
 // ICP configs: the organization's filters (list, create, edit, recalculate, stats) and, with a
 // partner key, the partner's rules for this organization.
 import { useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { api, type Session } from '../api.js'
 import { cleanFilter, FilterForm } from '../components/filter-form.js'
 import { RecalculationStatus } from '../components/recalculation.js'
 import { Empty, ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
 import { formatNumber, presetRange, rangeInstants } from '../format.js'
-import type { Filter, IcpConfig } from '../types.js'
+import type { Filter } from '../types.js'
 import { PartnerRules } from './partner-rules.js'
-
-interface Stat {
-  slug: string
-  name: string
-  visitors: number
-  matches: number
-}
 
 interface Draft {
   slug?: string
@@ -28,7 +21,7 @@ const emptyDraft: Draft = { name: '', priority: 0, isActive: true, filter: {} }
 
 function ConfigForm(props: { session: Session; draft: Draft; onDone: () => void; onCancel: () => void }) {
   const [draft, setDraft] = useState(props.draft)
-  const base = `/organizations/${props.session.organizationId}/icp-configs`
+  const organizationId = props.session.organizationId
   const save = useAction(() => {
     const body = {
       name: draft.name,
@@ -37,8 +30,14 @@ function ConfigForm(props: { session: Session; draft: Draft; onDone: () => void;
       filter: cleanFilter(draft.filter),
     }
     return props.draft.slug
-      ? request(props.session, `${base}/${props.draft.slug}`, { method: 'PUT', body })
-      : request(props.session, base, { method: 'POST', body })
+      ? api(props.session).put('/organizations/{organizationId}/icp-configs/{slug}', {
+          params: { path: { organizationId, slug: props.draft.slug } },
+          body,
+        })
+      : api(props.session).post('/organizations/{organizationId}/icp-configs', {
+          params: { path: { organizationId } },
+          body,
+        })
   })
   const submit = async (event: Event) => {
     event.preventDefault()
@@ -97,18 +96,34 @@ function ConfigForm(props: { session: Session; draft: Draft; onDone: () => void;
 }
 
 function OrganizationConfigs({ session }: { session: Session }) {
-  const base = `/organizations/${session.organizationId}/icp-configs`
+  const { organizationId } = session
   const [editing, setEditing] = useState<Draft>()
-  const configs = useLoad((signal) => request<IcpConfig[]>(session, base, { signal }), [])
+  const configs = useLoad(
+    (signal) =>
+      api(session).get('/organizations/{organizationId}/icp-configs', {
+        params: { path: { organizationId } },
+        signal,
+      }),
+    [],
+  )
   const stats = useLoad(
     (signal) =>
-      request<Stat[]>(session, `${base}/stats`, { query: rangeInstants(presetRange('30d')), signal }),
+      api(session).get('/organizations/{organizationId}/icp-configs/stats', {
+        params: { path: { organizationId }, query: rangeInstants(presetRange('30d')) },
+        signal,
+      }),
     [],
   )
   const recalculate = useAction((slug: string) =>
-    request(session, `${base}/${slug}/recalculate`, { method: 'POST' }),
+    api(session).post('/organizations/{organizationId}/icp-configs/{slug}/recalculate', {
+      params: { path: { organizationId, slug } },
+    }),
   )
-  const remove = useAction((slug: string) => request(session, `${base}/${slug}`, { method: 'DELETE' }))
+  const remove = useAction((slug: string) =>
+    api(session).delete('/organizations/{organizationId}/icp-configs/{slug}', {
+      params: { path: { organizationId, slug } },
+    }),
+  )
   const reload = () => {
     configs.reload()
     stats.reload()

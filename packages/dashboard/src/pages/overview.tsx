@@ -1,8 +1,8 @@
 // Overview: the range's totals beside the previous period's, the visitors chart, top companies
 // and the latest identified visitors; reloads itself every minute.
 import { useEffect, useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
-import { BarChart, type Point } from '../components/chart.js'
+import { api, type Session } from '../api.js'
+import { BarChart } from '../components/chart.js'
 import { RangePicker } from '../components/range-picker.js'
 import { Empty, Show, useLoad } from '../components/ui.js'
 import {
@@ -19,7 +19,7 @@ import {
   rangeInstants,
   timeZone,
 } from '../format.js'
-import type { CompanyRow, Page, Totals, VisitorRow } from '../types.js'
+import { allFields } from '../types.js'
 
 const refreshMs = 60_000
 
@@ -56,10 +56,16 @@ export function OverviewPage({ session }: { session: Session }) {
   const interval = chartInterval(range)
   const totals = useLoad(
     async (signal) => {
-      const path = `/companies/statistic/${org}/total`
+      const path = '/companies/statistic/{organizationId}/total'
       const [current, previous] = await Promise.all([
-        request<Totals>(session, path, { query: { ...instants, timezone: timeZone }, signal }),
-        request<Totals>(session, path, { query: { ...before, timezone: timeZone }, signal }),
+        api(session).get(path, {
+          params: { path: { organizationId: org }, query: { ...instants, timezone: timeZone } },
+          signal,
+        }),
+        api(session).get(path, {
+          params: { path: { organizationId: org }, query: { ...before, timezone: timeZone } },
+          signal,
+        }),
       ])
       return { current, previous }
     },
@@ -67,26 +73,30 @@ export function OverviewPage({ session }: { session: Session }) {
   )
   const chart = useLoad(
     (signal) =>
-      request<Point[]>(session, `/companies/statistic/${org}/visitors/chart`, {
-        query: { ...instants, interval, timezone: timeZone },
+      api(session).get('/companies/statistic/{organizationId}/visitors/chart', {
+        params: { path: { organizationId: org }, query: { ...instants, interval, timezone: timeZone } },
         signal,
       }),
     [range.from, range.to, tick],
   )
   const companies = useLoad(
     (signal) =>
-      request<Page<CompanyRow>>(session, '/companies', {
-        query: { organizationId: org, ...instants, limit: 5, sort: 'visitors', order: 'desc' },
-        signal,
-      }),
+      api(session)
+        .get('/companies', {
+          params: { query: { organizationId: org, ...instants, limit: 5, sort: 'visitors', order: 'desc' } },
+          signal,
+        })
+        .then(allFields),
     [range.from, range.to, tick],
   )
   const identified = useLoad(
     async (signal) => {
-      const page = await request<Page<VisitorRow>>(session, '/companies/visitors', {
-        query: { organizationId: org, ...instants, limit: 200 },
-        signal,
-      })
+      const page = allFields(
+        await api(session).get('/companies/visitors', {
+          params: { query: { organizationId: org, ...instants, limit: 200 } },
+          signal,
+        }),
+      )
       return page.data
         .filter((row) => row.identifiedAt)
         .sort((a, b) => b.identifiedAt!.localeCompare(a.identifiedAt!))

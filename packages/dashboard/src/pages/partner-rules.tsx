@@ -3,7 +3,7 @@
 // own validation and messages), previewed against a chosen visitor's facts.
 import { safeParseRules } from '@visitor-id/icp-engine'
 import { useMemo, useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { partnerApi, type Session } from '../api.js'
 import { RecalculationStatus } from '../components/recalculation.js'
 import { RulePreview } from '../components/rule-preview.js'
 import {
@@ -15,7 +15,7 @@ import {
 } from '../components/rules-form.js'
 import { Empty, ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
 import { formatNumber, presetRange, rangeInstants } from '../format.js'
-import type { PartnerIcpConfig } from '../types.js'
+import { withRules } from '../types.js'
 
 interface Editing {
   slug?: string
@@ -35,12 +35,18 @@ function PartnerConfigForm(props: {
   const input = useMemo(() => toRulesInput(draft.groups), [draft.groups])
   const parsed = useMemo(() => safeParseRules(input), [input])
   const issues = parsed.success ? [] : parsed.error.issues
-  const base = `/partner/organizations/${props.session.organizationId}/icp-configs`
+  const organizationId = props.session.organizationId
   const save = useAction(() => {
     const body = { label: draft.label, priority: draft.priority, isActive: draft.isActive, rules: input }
     return props.editing.slug
-      ? request(props.session, `${base}/${props.editing.slug}`, { method: 'PUT', body, partner: true })
-      : request(props.session, base, { method: 'POST', body, partner: true })
+      ? partnerApi(props.session).put('/partner/organizations/{organizationId}/icp-configs/{slug}', {
+          params: { path: { organizationId, slug: props.editing.slug } },
+          body,
+        })
+      : partnerApi(props.session).post('/partner/organizations/{organizationId}/icp-configs', {
+          params: { path: { organizationId } },
+          body,
+        })
   })
   return (
     <form
@@ -112,28 +118,31 @@ function PartnerConfigForm(props: {
   )
 }
 
-interface PartnerStats {
-  stats: { totalMatches: number; byConfig: { slug: string; label: string; matches: number }[] }
-}
-
 export function PartnerRules({ session }: { session: Session }) {
-  const base = `/partner/organizations/${session.organizationId}/icp-configs`
+  const { organizationId } = session
   const [editing, setEditing] = useState<Editing>()
   const configs = useLoad(
-    (signal) => request<{ icpConfigs: PartnerIcpConfig[] }>(session, base, { partner: true, signal }),
+    (signal) =>
+      partnerApi(session)
+        .get('/partner/organizations/{organizationId}/icp-configs', {
+          params: { path: { organizationId } },
+          signal,
+        })
+        .then(({ icpConfigs }) => ({ icpConfigs: withRules(icpConfigs) })),
     [],
   )
   const stats = useLoad(
     (signal) =>
-      request<PartnerStats>(session, `${base}/stats`, {
-        partner: true,
-        query: rangeInstants(presetRange('30d')),
+      partnerApi(session).get('/partner/organizations/{organizationId}/icp-configs/stats', {
+        params: { path: { organizationId }, query: rangeInstants(presetRange('30d')) },
         signal,
       }),
     [],
   )
   const remove = useAction((slug: string) =>
-    request(session, `${base}/${slug}`, { method: 'DELETE', partner: true }),
+    partnerApi(session).delete('/partner/organizations/{organizationId}/icp-configs/{slug}', {
+      params: { path: { organizationId, slug } },
+    }),
   )
   const reload = () => {
     configs.reload()

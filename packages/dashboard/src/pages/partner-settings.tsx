@@ -1,54 +1,30 @@
 // The partner's settings: its two webhooks (with a test and the delivery log), its custom
 // tracking domain (DNS records and verification), and the email defaults of its organizations.
 import { useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { type Answer, partnerApi, type Session } from '../api.js'
 import { Empty, ErrorMessage, Pager, Show, useAction, useLoad } from '../components/ui.js'
 import { formatDateTime } from '../format.js'
 import { EmailPreferences } from './email-preferences.js'
 
-type WebhookType = 'identification' | 'billing'
-interface Webhook {
-  url: string
-  enabled: boolean
-  hasSecret: boolean
-}
-interface LogEntry {
-  id: string
-  type: WebhookType
-  status: 'success' | 'retrying' | 'failed'
-  statusCode: number
-  attemptedAt: string
-  responseTimeMs: number
-  eventType: string
-  attempt: number
-  error: string | null
-}
-interface Domain {
-  domain: string
-  verified: boolean
-  dnsRecords: { type: string; name: string; value: string; status?: string }[]
-  instructions: string
-}
+type Webhooks = Answer<'get', '/partner/webhooks'>
+type WebhookType = keyof Webhooks
 
-function WebhookForm(props: { session: Session; type: WebhookType; webhook: Webhook; onSaved: () => void }) {
+function WebhookForm(props: {
+  session: Session
+  type: WebhookType
+  webhook: Webhooks[WebhookType]
+  onSaved: () => void
+}) {
   const { session, type } = props
   const [url, setUrl] = useState(props.webhook.url)
   const [secret, setSecret] = useState('')
   const [enabled, setEnabled] = useState(props.webhook.enabled)
   const save = useAction(() =>
-    request(session, `/partner/webhooks/${type}`, {
-      method: 'PUT',
-      partner: true,
+    partnerApi(session).put(`/partner/webhooks/${type}`, {
       body: { url: url.trim(), enabled, ...(secret ? { secret } : {}) },
     }),
   )
-  const test = useAction(() =>
-    request<{ success: boolean; message: string }>(session, '/partner/webhooks/test', {
-      method: 'POST',
-      partner: true,
-      body: { type },
-    }),
-  )
+  const test = useAction(() => partnerApi(session).post('/partner/webhooks/test', { body: { type } }))
   const title = type === 'identification' ? 'Identification webhook' : 'Billing webhook'
   return (
     <form
@@ -115,19 +91,14 @@ function DeliveryLog({ session }: { session: Session }) {
   const [page, setPage] = useState(1)
   const logs = useLoad(
     (signal) =>
-      request<{ logs: LogEntry[]; total: number; page: number; pageSize: number }>(
-        session,
-        '/partner/webhooks/logs',
-        {
-          partner: true,
-          query: { page, pageSize: 10 },
-          signal,
-        },
-      ),
+      partnerApi(session).get('/partner/webhooks/logs', {
+        params: { query: { page, pageSize: 10 } },
+        signal,
+      }),
     [page],
   )
   const redeliver = useAction((id: string) =>
-    request(session, `/partner/webhooks/logs/${id}/redeliver`, { method: 'POST', partner: true }),
+    partnerApi(session).post('/partner/webhooks/logs/{id}/redeliver', { params: { path: { id } } }),
   )
   return (
     <section aria-labelledby="log-title">
@@ -206,30 +177,21 @@ function DeliveryLog({ session }: { session: Session }) {
 function CustomDomain({ session }: { session: Session }) {
   const current = useLoad(
     (signal) =>
-      request<Domain>(session, '/partner/domain/verification', { partner: true, signal }).then(
-        (found) => (found.domain ? found : null),
-        (error) => {
-          // No domain set yet is not a failure of the page: the form below sets one.
-          if ((error as { status?: number }).status === 404) return null
-          throw error
-        },
-      ),
+      partnerApi(session)
+        .get('/partner/domain/verification', { signal })
+        .then(
+          (found) => (found.domain ? found : null),
+          (error) => {
+            // No domain set yet is not a failure of the page: the form below sets one.
+            if ((error as { status?: number }).status === 404) return null
+            throw error
+          },
+        ),
     [],
   )
   const [domain, setDomain] = useState('')
-  const set = useAction(() =>
-    request<Domain>(session, '/partner/domain', {
-      method: 'PUT',
-      partner: true,
-      body: { domain: domain.trim() },
-    }),
-  )
-  const verify = useAction(() =>
-    request<{ success: boolean; verified: boolean; message?: string }>(session, '/partner/domain/verify', {
-      method: 'POST',
-      partner: true,
-    }),
-  )
+  const set = useAction(() => partnerApi(session).put('/partner/domain', { body: { domain: domain.trim() } }))
+  const verify = useAction(() => partnerApi(session).post('/partner/domain/verify'))
   return (
     <section class="card" aria-labelledby="domain-title">
       <h2 id="domain-title">Custom tracking domain</h2>
@@ -318,11 +280,7 @@ function CustomDomain({ session }: { session: Session }) {
 }
 
 export function PartnerSettings({ session }: { session: Session }) {
-  const webhooks = useLoad(
-    (signal) =>
-      request<Record<WebhookType, Webhook>>(session, '/partner/webhooks', { partner: true, signal }),
-    [],
-  )
+  const webhooks = useLoad((signal) => partnerApi(session).get('/partner/webhooks', { signal }), [])
   return (
     <>
       <section class="card" aria-labelledby="webhooks-title">

@@ -1,10 +1,10 @@
 // Settings: the pixel's configuration, the two install snippets, API keys; with a partner key,
 // webhooks, the custom domain and email preferences too.
 import { useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { api, type Session } from '../api.js'
 import { CopyButton, Empty, ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
 import { formatDateTime } from '../format.js'
-import type { ApiKey, PixelConfig } from '../types.js'
+import type { ApiScope, PixelConfig } from '../types.js'
 import { PartnerSettings } from './partner-settings.js'
 
 const lines = (text: string) =>
@@ -30,8 +30,8 @@ function PixelForm({
     formCapture: config.formCapture,
   })
   const save = useAction(() =>
-    request(session, `/visitor-tracking/${session.organizationId}/pixel-config`, {
-      method: 'PUT',
+    api(session).put('/visitor-tracking/{organizationId}/pixel-config', {
+      params: { path: { organizationId: session.organizationId } },
       body: { allowedReferrers: lines(referrers), verifiedDomains: lines(domains), ...flags },
     }),
   )
@@ -107,13 +107,10 @@ function Snippet({
 }) {
   const loaded = useLoad(
     (signal) =>
-      request<{ script: string }>(
-        session,
-        `/visitor-tracking/${session.organizationId}/installation/script/${type}`,
-        {
-          signal,
-        },
-      ),
+      api(session).get('/visitor-tracking/{organizationId}/installation/script/{type}', {
+        params: { path: { organizationId: session.organizationId, type } },
+        signal,
+      }),
     [],
   )
   const id = `snippet-${type}`
@@ -134,17 +131,24 @@ function Snippet({
   )
 }
 
-const scopes = ['read', 'write', 'admin', 'agency:read', 'agency:write'] as const
+const scopes = ['read', 'write', 'admin', 'agency:read', 'agency:write'] as const satisfies ApiScope[]
 
 function ApiKeys({ session }: { session: Session }) {
-  const path = `/organization/${session.organizationId}/api-keys`
-  const keys = useLoad((signal) => request<{ apiKeys: ApiKey[] }>(session, path, { signal }), [])
+  const { organizationId } = session
+  const keys = useLoad(
+    (signal) =>
+      api(session).get('/organization/{organizationId}/api-keys', {
+        params: { path: { organizationId } },
+        signal,
+      }),
+    [],
+  )
   const [name, setName] = useState('')
-  const [chosen, setChosen] = useState<string[]>(['read'])
+  const [chosen, setChosen] = useState<ApiScope[]>(['read'])
   const [expires, setExpires] = useState('')
   const create = useAction(() =>
-    request<{ apiKey: ApiKey; plainKey: string }>(session, path, {
-      method: 'POST',
+    api(session).post('/organization/{organizationId}/api-keys', {
+      params: { path: { organizationId } },
       body: {
         name: name.trim(),
         scopes: chosen,
@@ -152,7 +156,11 @@ function ApiKeys({ session }: { session: Session }) {
       },
     }),
   )
-  const revoke = useAction((id: string) => request(session, `${path}/${id}`, { method: 'DELETE' }))
+  const revoke = useAction((keyId: string) =>
+    api(session).delete('/organization/{organizationId}/api-keys/{keyId}', {
+      params: { path: { organizationId, keyId } },
+    }),
+  )
   return (
     <section class="card" aria-labelledby="keys-title">
       <h2 id="keys-title">API keys</h2>
@@ -292,7 +300,8 @@ function ApiKeys({ session }: { session: Session }) {
 export function SettingsPage({ session }: { session: Session }) {
   const pixel = useLoad(
     (signal) =>
-      request<{ pixelConfig: PixelConfig }>(session, `/visitor-tracking/${session.organizationId}`, {
+      api(session).get('/visitor-tracking/{organizationId}', {
+        params: { path: { organizationId: session.organizationId } },
         signal,
       }),
     [],

@@ -1,13 +1,15 @@
 // One visitor's profile in a modal dialog: contact, company, ICP statuses, sessions (geo, device,
 // UTMs), page views, and the phone search with its state and credit cost.
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { ApiError, request, type Session } from '../api.js'
+import { ApiError, api, type Session } from '../api.js'
 import { ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
 import { formatDateTime, formatDuration, personName } from '../format.js'
-import type { Organization, VisitorProfile } from '../types.js'
+import type { VisitorProfile } from '../types.js'
 
 /** Credits a phone search reserves, charged only when a phone is found (see /docs). */
 export const phoneSearchCredits = 5
+
+type SearchStatus = NonNullable<VisitorProfile['phoneNumberSearchStatus']>
 
 const statusText: Record<string, string> = {
   ongoing: 'Searching… the number shows here once found',
@@ -15,7 +17,7 @@ const statusText: Record<string, string> = {
   not_found: 'No phone found; a search that found none is not retried',
   error: 'The search failed; you may retry once',
   expired: 'No answer in time; you may retry once',
-}
+} satisfies Record<Exclude<SearchStatus, 'not_started'>, string>
 
 const conflictStatus: Record<string, string> = {
   search_ongoing: 'ongoing',
@@ -51,21 +53,20 @@ function Facts({ rows }: { rows: [string, string | null | undefined][] }) {
 function PhoneSearch(props: { session: Session; profile: VisitorProfile; reload: () => void }) {
   const { session, profile } = props
   const organization = useLoad(
-    (signal) => request<Organization>(session, `/organization/${session.organizationId}`, { signal }),
+    (signal) =>
+      api(session).get('/organization/{organizationId}', {
+        params: { path: { organizationId: session.organizationId } },
+        signal,
+      }),
     [],
   )
   const [started, setStarted] = useState<{ status: string; message?: string }>()
   const [polls, setPolls] = useState(0)
   const search = useAction(async () => {
     try {
-      const answer = await request<{ phoneNumberSearchStatus: string }>(
-        session,
-        '/visitor-tracking/phone-number-search',
-        {
-          method: 'POST',
-          body: { organizationId: session.organizationId, visitorId: profile.id },
-        },
-      )
+      const answer = await api(session).post('/visitor-tracking/phone-number-search', {
+        body: { organizationId: session.organizationId, visitorId: profile.id },
+      })
       setStarted({ status: answer.phoneNumberSearchStatus })
       setPolls(0)
     } catch (error) {
@@ -142,11 +143,10 @@ export function VisitorPanel(props: { session: Session; visitorId: string; onClo
   const [showAllViews, setShowAllViews] = useState(false)
   const loaded = useLoad(
     (signal) =>
-      request<VisitorProfile>(
-        props.session,
-        `/visitor-tracking/${props.session.organizationId}/visitors/${props.visitorId}`,
-        { signal },
-      ),
+      api(props.session).get('/visitor-tracking/{organizationId}/visitors/{visitorId}', {
+        params: { path: { organizationId: props.session.organizationId, visitorId: props.visitorId } },
+        signal,
+      }),
     [props.visitorId],
   )
   useEffect(() => {

@@ -1,7 +1,7 @@
 // Visitors: who visited in a range, paginated (last seen first), ICP / persona filters, CSV, and
 // the profile panel of one visitor.
 import { useState } from 'preact/hooks'
-import { download, request, type Session } from '../api.js'
+import { api, type Session, saveFile } from '../api.js'
 import { RangePicker } from '../components/range-picker.js'
 import {
   Badge,
@@ -25,26 +25,28 @@ import {
   rangeInstants,
 } from '../format.js'
 import { followLink } from '../router.js'
-import type { Page, VisitorRow } from '../types.js'
+import { allFields, type VisitorRow } from '../types.js'
 import { VisitorPanel } from './visitor-panel.js'
 
 const pageSize = 25
 
 /** The API orders visitors by last visit; other orders sort the page shown. */
-const sortValue: Record<string, (row: VisitorRow) => string | number> = {
+const sortValue = {
   name: (row) => personName(row).toLowerCase(),
   company: (row) => row.company?.name.toLowerCase() ?? '',
   sessions: (row) => row.sessions,
   pageViews: (row) => row.pageViews,
   lastSeenAt: (row) => row.lastSeenAt,
   identifiedAt: (row) => row.identifiedAt ?? '',
-}
+} satisfies Record<string, (row: VisitorRow) => string | number>
+
+type SortKey = keyof typeof sortValue
 
 export function VisitorsPage({ session }: { session: Session }) {
   const [range, setRange] = useState<DayRange>(() => presetRange('30d'))
   const [icpOnly, setIcpOnly] = useState(false)
   const [personaOnly, setPersonaOnly] = useState(false)
-  const [sort, setSort] = useState<Sort>({ key: 'lastSeenAt', order: 'desc' })
+  const [sort, setSort] = useState<Sort<SortKey>>({ key: 'lastSeenAt', order: 'desc' })
   const [page, setPage] = useState(1)
   const [open, setOpen] = useState<string>()
   // /app/visitors?domain=acme.com: the visitors of one company (the Companies page links here).
@@ -53,19 +55,23 @@ export function VisitorsPage({ session }: { session: Session }) {
     organizationId: session.organizationId,
     domain,
     ...rangeInstants(range),
-    ICPOnly: icpOnly ? '1' : undefined,
-    personaOnly: personaOnly ? '1' : undefined,
+    ICPOnly: icpOnly ? ('1' as const) : undefined,
+    personaOnly: personaOnly ? ('1' as const) : undefined,
   }
   const loaded = useLoad(
     (signal) =>
-      request<Page<VisitorRow>>(session, '/companies/visitors', {
-        query: { ...query, page, limit: pageSize },
-        signal,
-      }),
+      api(session)
+        .get('/companies/visitors', { params: { query: { ...query, page, limit: pageSize } }, signal })
+        .then(allFields),
     [range.from, range.to, icpOnly, personaOnly, page],
   )
-  const csv = useAction(() =>
-    download(session, '/companies/download', { ...query, statisticType: 'visitors' }, 'visitors.csv'),
+  const csv = useAction(async () =>
+    saveFile(
+      await api(session).file('/companies/download', {
+        params: { query: { ...query, statisticType: 'visitors' } },
+      }),
+      'visitors.csv',
+    ),
   )
   const reset =
     <T,>(set: (value: T) => void) =>
@@ -73,7 +79,7 @@ export function VisitorsPage({ session }: { session: Session }) {
       set(value)
       setPage(1)
     }
-  const columns: Column<VisitorRow>[] = [
+  const columns: Column<VisitorRow, SortKey>[] = [
     {
       key: 'name',
       label: 'Visitor',
@@ -125,7 +131,7 @@ export function VisitorsPage({ session }: { session: Session }) {
     },
   ]
   const sorted = (rows: VisitorRow[]) => {
-    const value = sortValue[sort.key]!
+    const value: (row: VisitorRow) => string | number = sortValue[sort.key]
     const direction = sort.order === 'asc' ? 1 : -1
     return [...rows].sort((a, b) => (value(a) < value(b) ? -direction : value(a) > value(b) ? direction : 0))
   }
