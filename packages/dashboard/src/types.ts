@@ -21,6 +21,11 @@ type NewKey = NonNullable<
   ApiPaths['/organization/{organizationId}/api-keys']['post']
 >['requestBody']['content']['application/json']
 
+type StoredPartnerConfig = Got<'/partner/organizations/{organizationId}/icp-configs'>['icpConfigs'][number]
+
+/** A partner config, its rules a rule set (see `withRules`). */
+export type PartnerIcpConfig = Omit<StoredPartnerConfig, 'rules'> & { rules: Rules }
+
 /**
  * Partner configs with their rules as a rule set. The document describes `rules` as any object; they
  * are the rules as sent, which the API accepted only once icp-engine had validated them.
