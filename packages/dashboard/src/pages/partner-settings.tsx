@@ -1,9 +1,10 @@
 // The partner's settings: its two webhooks (with a test and the delivery log), its custom
-// tracking domain (DNS records and verification), and the email defaults of its organizations.
+// tracking domain (custom-domain.tsx), and the email defaults of its organizations.
 import { useState } from 'preact/hooks'
 import { type Answer, partnerApi, type Session } from '../api.js'
 import { Empty, ErrorMessage, Pager, Show, useAction, useLoad } from '../components/ui.js'
 import { formatDateTime } from '../format.js'
+import { CustomDomain } from './custom-domain.js'
 import { EmailPreferences } from './email-preferences.js'
 
 type Webhooks = Answer<'get', '/partner/webhooks'>
@@ -87,6 +88,38 @@ function WebhookForm(props: {
   )
 }
 
+type Delivery = Answer<'get', '/partner/webhooks/logs'>['logs'][number]
+
+/** One attempt: when, which webhook and event, how it went, and a button to send it again. */
+function DeliveryRow(props: { entry: Delivery; busy: boolean; onRedeliver: () => void }) {
+  const { entry } = props
+  return (
+    <tr>
+      <td>{formatDateTime(entry.attemptedAt)}</td>
+      <td>{entry.type}</td>
+      <td>
+        {entry.eventType} <span class="muted">attempt {entry.attempt}</span>
+      </td>
+      <td>
+        {entry.status}
+        {entry.statusCode ? ` (HTTP ${entry.statusCode}, ${entry.responseTimeMs} ms)` : ''}
+        {entry.error ? <span class="muted"> {entry.error}</span> : null}
+      </td>
+      <td>
+        <button
+          type="button"
+          class="secondary"
+          aria-label={`Send again: ${entry.eventType} of ${formatDateTime(entry.attemptedAt)}`}
+          disabled={props.busy}
+          onClick={props.onRedeliver}
+        >
+          Send again
+        </button>
+      </td>
+    </tr>
+  )
+}
+
 function DeliveryLog({ session }: { session: Session }) {
   const [page, setPage] = useState(1)
   const logs = useLoad(
@@ -131,31 +164,14 @@ function DeliveryLog({ session }: { session: Session }) {
                   </thead>
                   <tbody>
                     {result.logs.map((entry) => (
-                      <tr key={entry.id}>
-                        <td>{formatDateTime(entry.attemptedAt)}</td>
-                        <td>{entry.type}</td>
-                        <td>
-                          {entry.eventType} <span class="muted">attempt {entry.attempt}</span>
-                        </td>
-                        <td>
-                          {entry.status}
-                          {entry.statusCode ? ` (HTTP ${entry.statusCode}, ${entry.responseTimeMs} ms)` : ''}
-                          {entry.error ? <span class="muted"> {entry.error}</span> : null}
-                        </td>
-                        <td>
-                          <button
-                            type="button"
-                            class="secondary"
-                            aria-label={`Send again: ${entry.eventType} of ${formatDateTime(entry.attemptedAt)}`}
-                            disabled={redeliver.busy}
-                            onClick={async () => {
-                              if (await redeliver.run(entry.id)) logs.reload()
-                            }}
-                          >
-                            Send again
-                          </button>
-                        </td>
-                      </tr>
+                      <DeliveryRow
+                        key={entry.id}
+                        entry={entry}
+                        busy={redeliver.busy}
+                        onRedeliver={async () => {
+                          if (await redeliver.run(entry.id)) logs.reload()
+                        }}
+                      />
                     ))}
                   </tbody>
                 </table>
@@ -170,111 +186,6 @@ function DeliveryLog({ session }: { session: Session }) {
           )
         }
       </Show>
-    </section>
-  )
-}
-
-function CustomDomain({ session }: { session: Session }) {
-  const current = useLoad(
-    (signal) =>
-      partnerApi(session)
-        .get('/partner/domain/verification', { signal })
-        .then(
-          (found) => (found.domain ? found : null),
-          (error) => {
-            // No domain set yet is not a failure of the page: the form below sets one.
-            if ((error as { status?: number }).status === 404) return null
-            throw error
-          },
-        ),
-    [],
-  )
-  const [domain, setDomain] = useState('')
-  const set = useAction(() => partnerApi(session).put('/partner/domain', { body: { domain: domain.trim() } }))
-  const verify = useAction(() => partnerApi(session).post('/partner/domain/verify'))
-  return (
-    <section class="card" aria-labelledby="domain-title">
-      <h2 id="domain-title">Custom tracking domain</h2>
-      <Show loaded={current}>
-        {(found) =>
-          found ? (
-            <>
-              <p>
-                <strong>{found.domain}</strong>: {found.verified ? 'verified' : 'not verified yet'}
-              </p>
-              <p class="hint">{found.instructions}</p>
-              <div class="table-wrap">
-                <table>
-                  <caption>DNS records to create</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Type</th>
-                      <th scope="col">Name</th>
-                      <th scope="col">Value</th>
-                      <th scope="col">Status</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {found.dnsRecords.map((record) => (
-                      <tr key={record.name}>
-                        <td>{record.type}</td>
-                        <td>
-                          <code>{record.name}</code>
-                        </td>
-                        <td>
-                          <code>{record.value}</code>
-                        </td>
-                        <td>{record.status ?? 'pending'}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <button
-                type="button"
-                disabled={verify.busy}
-                onClick={async () => {
-                  if (await verify.run()) current.reload()
-                }}
-              >
-                {verify.busy ? 'Checking DNS…' : 'Verify now'}
-              </button>
-              {verify.done ? (
-                <p class={verify.done.verified ? 'valid' : 'error-text'} role="status">
-                  {verify.done.verified ? 'Verified.' : (verify.done.message ?? 'Not verified yet.')}
-                </p>
-              ) : null}
-              <ErrorMessage error={verify.error} />
-            </>
-          ) : (
-            <p class="hint">No custom domain yet: snippets load the pixel from this server’s address.</p>
-          )
-        }
-      </Show>
-      <form
-        onSubmit={async (event) => {
-          event.preventDefault()
-          if (await set.run()) {
-            setDomain('')
-            current.reload()
-          }
-        }}
-      >
-        <div class="field">
-          <label for="custom-domain">{current.data ? 'Change the domain' : 'Domain'}</label>
-          <input
-            id="custom-domain"
-            required
-            placeholder="track.example.com"
-            value={domain}
-            onInput={(e) => setDomain((e.target as HTMLInputElement).value)}
-          />
-        </div>
-        <ErrorMessage error={set.error} />
-        <button type="submit" disabled={set.busy}>
-          {set.busy ? 'Saving…' : 'Set domain'}
-        </button>
-      </form>
     </section>
   )
 }
