@@ -17,14 +17,13 @@ const emailLabels: Record<string, string> = {
 
 type Effective = Record<string, { enabled: boolean; inherited: boolean }>
 
-/** `partner`: the defaults of every organization; `organization`: the signed-in one's overrides. */
-export function EmailPreferences({
-  session,
-  scope,
-}: {
-  session: Session
-  scope: 'partner' | 'organization'
-}) {
+type Scope = 'partner' | 'organization'
+
+/**
+ * The preferences of a scope as they stand, the changes ticked since, and saving them (or, for an
+ * organization, going back to the partner's defaults).
+ */
+function useEmailPreferences(session: Session, scope: Scope) {
   const client = partnerApi(session)
   const organization = { path: { organizationId: session.organizationId } }
   const loaded = useLoad(async (signal) => {
@@ -55,11 +54,46 @@ export function EmailPreferences({
   const reset = useAction(() =>
     client.delete('/partner/organizations/{organizationId}/email-preferences', { params: organization }),
   )
-  const id = `email-${scope}-title`
+  /** After a save or a reset: no pending change, and the preferences read again. */
   const done = () => {
     setChanges({})
     loaded.reload()
   }
+  return { loaded, changes, setChanges, save, reset, done }
+}
+
+/** A box per email; `showDefaults` marks those that follow the partner's default. */
+function PreferenceBoxes(props: {
+  preferences: Effective
+  changes: Record<string, boolean>
+  onChange: (changes: Record<string, boolean>) => void
+  showDefaults: boolean
+}) {
+  const { changes } = props
+  return (
+    <fieldset>
+      <legend>Send</legend>
+      {Object.entries(props.preferences).map(([key, value]) => (
+        <label class="toggle" key={key}>
+          <input
+            type="checkbox"
+            checked={changes[key] ?? value.enabled}
+            onChange={(e) => props.onChange({ ...changes, [key]: (e.target as HTMLInputElement).checked })}
+          />
+          {emailLabels[key] ?? key}
+          {props.showDefaults && value.inherited && changes[key] === undefined ? (
+            <span class="muted"> (default)</span>
+          ) : null}
+        </label>
+      ))}
+    </fieldset>
+  )
+}
+
+/** `partner`: the defaults of every organization; `organization`: the signed-in one's overrides. */
+export function EmailPreferences({ session, scope }: { session: Session; scope: Scope }) {
+  const { loaded, changes, setChanges, save, reset, done } = useEmailPreferences(session, scope)
+  const id = `email-${scope}-title`
   return (
     <form
       class="card"
@@ -79,22 +113,12 @@ export function EmailPreferences({
       </p>
       <Show loaded={loaded}>
         {(preferences) => (
-          <fieldset>
-            <legend>Send</legend>
-            {Object.entries(preferences).map(([key, value]) => (
-              <label class="toggle" key={key}>
-                <input
-                  type="checkbox"
-                  checked={changes[key] ?? value.enabled}
-                  onChange={(e) => setChanges({ ...changes, [key]: (e.target as HTMLInputElement).checked })}
-                />
-                {emailLabels[key] ?? key}
-                {scope === 'organization' && value.inherited && changes[key] === undefined ? (
-                  <span class="muted"> (default)</span>
-                ) : null}
-              </label>
-            ))}
-          </fieldset>
+          <PreferenceBoxes
+            preferences={preferences}
+            changes={changes}
+            onChange={setChanges}
+            showDefaults={scope === 'organization'}
+          />
         )}
       </Show>
       <ErrorMessage error={save.error ?? reset.error} />
