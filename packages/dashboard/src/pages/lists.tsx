@@ -82,15 +82,49 @@ function NewList({ session, onSaved }: { session: Session; onSaved: () => void }
   )
 }
 
-export function ListsPage({ session }: { session: Session }) {
-  const lists = useLoad(async (signal) => {
-    // The organization's id answers its lists (a list's id would answer that list).
-    const answer = await api(session).get('/lists/{id}', {
-      params: { path: { id: session.organizationId } },
-      signal,
-    })
-    return Array.isArray(answer) ? answer : [answer]
-  }, [])
+function SavedListRow(props: {
+  list: SavedList
+  refreshing: boolean
+  exporting: boolean
+  onRefresh: () => void
+  onExport: () => void
+  onDelete: () => void
+}) {
+  const { list } = props
+  return (
+    <tr data-list={list.name}>
+      <td>{list.name}</td>
+      <td class="num">{formatNumber(list.contactsNum)}</td>
+      <td>{formatDateTime(list.lastSyncedTime ?? list.updatedAt)}</td>
+      <td class="actions">
+        <button
+          type="button"
+          class="secondary"
+          aria-label={`Refresh ${list.name}`}
+          disabled={props.refreshing}
+          onClick={props.onRefresh}
+        >
+          Refresh
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          aria-label={`Export CSV of ${list.name}`}
+          disabled={props.exporting}
+          onClick={props.onExport}
+        >
+          Export CSV
+        </button>
+        <button type="button" class="secondary" aria-label={`Delete ${list.name}`} onClick={props.onDelete}>
+          Delete
+        </button>
+      </td>
+    </tr>
+  )
+}
+
+/** A list's actions: refresh from its filter, export the audience as CSV, delete. */
+function useListActions(session: Session, reload: () => void) {
   const refresh = useAction((id: string) =>
     api(session).post('/lists/refresh/{id}', { params: { path: { id } }, body: {} }),
   )
@@ -105,10 +139,35 @@ export function ListsPage({ session }: { session: Session }) {
   const remove = useAction((id: string) =>
     api(session).delete('/lists/{id}', { params: { path: { id } }, body: {} }),
   )
+  const rowProps = (list: SavedList) => ({
+    list,
+    refreshing: refresh.busy,
+    exporting: exportCsv.busy,
+    onRefresh: async () => {
+      if (await refresh.run(list.id)) reload()
+    },
+    onExport: () => exportCsv.run(list),
+    onDelete: async () => {
+      if (confirm(`Delete the list "${list.name}"?`) && (await remove.run(list.id))) reload()
+    },
+  })
+  return { error: refresh.error ?? exportCsv.error ?? remove.error, rowProps }
+}
+
+export function ListsPage({ session }: { session: Session }) {
+  const lists = useLoad(async (signal) => {
+    // The organization's id answers its lists (a list's id would answer that list).
+    const answer = await api(session).get('/lists/{id}', {
+      params: { path: { id: session.organizationId } },
+      signal,
+    })
+    return Array.isArray(answer) ? answer : [answer]
+  }, [])
+  const actions = useListActions(session, lists.reload)
   return (
     <>
       <NewList session={session} onSaved={lists.reload} />
-      <ErrorMessage error={refresh.error ?? exportCsv.error ?? remove.error} />
+      <ErrorMessage error={actions.error} />
       <section aria-labelledby="saved-title">
         <h2 id="saved-title">Saved lists</h2>
         <Show loaded={lists}>
@@ -131,44 +190,7 @@ export function ListsPage({ session }: { session: Session }) {
                   </thead>
                   <tbody>
                     {rows.map((list) => (
-                      <tr key={list.id} data-list={list.name}>
-                        <td>{list.name}</td>
-                        <td class="num">{formatNumber(list.contactsNum)}</td>
-                        <td>{formatDateTime(list.lastSyncedTime ?? list.updatedAt)}</td>
-                        <td class="actions">
-                          <button
-                            type="button"
-                            class="secondary"
-                            aria-label={`Refresh ${list.name}`}
-                            disabled={refresh.busy}
-                            onClick={async () => {
-                              if (await refresh.run(list.id)) lists.reload()
-                            }}
-                          >
-                            Refresh
-                          </button>
-                          <button
-                            type="button"
-                            class="secondary"
-                            aria-label={`Export CSV of ${list.name}`}
-                            disabled={exportCsv.busy}
-                            onClick={() => exportCsv.run(list)}
-                          >
-                            Export CSV
-                          </button>
-                          <button
-                            type="button"
-                            class="secondary"
-                            aria-label={`Delete ${list.name}`}
-                            onClick={async () => {
-                              if (confirm(`Delete the list "${list.name}"?`) && (await remove.run(list.id)))
-                                lists.reload()
-                            }}
-                          >
-                            Delete
-                          </button>
-                        </td>
-                      </tr>
+                      <SavedListRow key={list.id} {...actions.rowProps(list)} />
                     ))}
                   </tbody>
                 </table>
