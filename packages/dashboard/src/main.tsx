@@ -2,7 +2,7 @@
 import './styles.css'
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, loadSession, request, type Session, saveSession } from './api.js'
+import { ApiError, api, loadSession, partnerApi, type Session, saveSession } from './api.js'
 import { ErrorMessage } from './components/ui.js'
 import { CompaniesPage } from './pages/companies.js'
 import { IcpPage } from './pages/icp.js'
@@ -33,18 +33,20 @@ function SignIn({ onSignIn }: { onSignIn: (session: Session) => void }) {
     setError(undefined)
     try {
       const draft: Session = { apiKey: apiKey.trim(), organizationId: '' }
-      const organizations = await request<Organization[]>(draft, '/organization/list')
+      const organizations = await api(draft).get('/organization/list')
       if (!organizations[0]) throw new Error('This key addresses no organization')
       const session: Session = { ...draft, organizationId: organizations[0].id }
       if (partnerKey.trim()) {
         session.partnerKey = partnerKey.trim()
-        await request(session, '/partner/webhooks', { partner: true }).catch((cause: ApiError) => {
-          throw new Error(
-            cause.status === 401
-              ? 'The partner key was refused: check it (partner keys start with bsk_partner_)'
-              : `Partner key: ${cause.message}`,
-          )
-        })
+        await partnerApi(session)
+          .get('/partner/webhooks')
+          .catch((cause: ApiError) => {
+            throw new Error(
+              cause.status === 401
+                ? 'The partner key was refused: check it (partner keys start with bsk_partner_)'
+                : `Partner key: ${cause.message}`,
+            )
+          })
       }
       onSignIn(session)
     } catch (cause) {
@@ -95,7 +97,9 @@ function SignIn({ onSignIn }: { onSignIn: (session: Session) => void }) {
 function OrganizationPicker({ session, onChange }: { session: Session; onChange: (id: string) => void }) {
   const [organizations, setOrganizations] = useState<Organization[]>([])
   useEffect(() => {
-    request<Organization[]>(session, '/organization/list').then(setOrganizations, () => setOrganizations([]))
+    api(session)
+      .get('/organization/list')
+      .then(setOrganizations, () => setOrganizations([]))
   }, [session.apiKey])
   if (organizations.length <= 1) {
     return <span class="org-name">{organizations[0]?.name ?? ''}</span>

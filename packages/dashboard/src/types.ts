@@ -1,146 +1,58 @@
-// Shapes of the API answers the dashboard reads (see /openapi.json for every field).
+// Names for the API's shapes the pages pass around. Each is the OpenAPI document's (api-schema.d.ts,
+// through the client's `Answer`): a change there shows here as a type error, not as a wrong page.
 import type { Rules } from '@visitor-id/icp-engine'
+import type { Answer, ApiPath, ApiPaths } from './api.js'
 
-export interface Organization {
-  id: string
-  name: string
-  domain: string | null
-  isAgency: boolean
-  identificationCredits: number
-  autoPhoneEnrichmentEnabled: boolean
-  productType: 'standard' | 'plus_employee'
-}
+/** What a GET of a path answers. */
+type Got<P extends ApiPath<'get'>> = Answer<'get', P>
 
-export interface Page<T> {
-  data: T[]
-  page: number
-  limit: number
-  total: number
-  totalPages: number
-}
+/** The query parameters of a GET. */
+type Query<P extends ApiPath<'get'>> = NonNullable<ApiPaths[P]['get']>['parameters']['query']
 
-export interface Totals {
-  visitors: number
-  identifiedVisitors: number
-  companies: number
-  sessions: number
-  pageViews: number
-  avgSessionDurationSeconds: number
-  icpVisitors: number
-  engagedSeconds: number
-}
+export type Organization = Got<'/organization/list'>[number]
+export type VisitorProfile = Got<'/visitor-tracking/{organizationId}/visitors/{visitorId}'>
+export type IcpConfig = Got<'/organizations/{organizationId}/icp-configs'>[number]
+export type Recalculation = NonNullable<IcpConfig['recalculation']>
+export type SavedList = Extract<Got<'/lists/{id}'>, unknown[]>[number]
+export type PixelConfig = Got<'/visitor-tracking/{organizationId}'>['pixelConfig']
+/** A scope a new key may get. */
+export type ApiScope = NonNullable<NewKey['scopes']>[number]
+type NewKey = NonNullable<
+  ApiPaths['/organization/{organizationId}/api-keys']['post']
+>['requestBody']['content']['application/json']
 
-export interface CompanyRow {
-  id: string
-  name: string
-  domain: string
-  industry: string
-  employeeSizeRange: string
-  country: string
-  visitors: number
-  identifiedVisitors: number
-  sessions: number
-  pageViews: number
-  firstSeenAt: string
-  lastSeenAt: string
-  engagedSeconds: number
-  icpMatch: boolean
-}
+type StoredPartnerConfig = Got<'/partner/organizations/{organizationId}/icp-configs'>['icpConfigs'][number]
 
-export interface VisitorRow {
-  id: string
-  email: string
-  firstName: string
-  lastName: string
-  jobTitle: string
-  company: { id: string; name: string; domain: string } | null
-  sessions: number
-  pageViews: number
-  firstSeenAt: string
-  lastSeenAt: string
-  identifiedAt: string | null
-  icp: boolean
-  personaMatch: boolean
-}
+/** A partner config, its rules a rule set (see `withRules`). */
+export type PartnerIcpConfig = Omit<StoredPartnerConfig, 'rules'> & { rules: Rules }
 
-export interface Contact {
-  email: string | null
-  firstName: string | null
-  lastName: string | null
-  jobTitle: string | null
-  seniority: string | null
-  department: string | null
-  country: string | null
-  linkedinUrl: string | null
-  city: string | null
-  state: string | null
-}
+/**
+ * Partner configs with their rules as a rule set. The document describes `rules` as any object; they
+ * are the rules as sent, which the API accepted only once icp-engine had validated them.
+ */
+export const withRules = <Config extends { rules: unknown }>(configs: Config[]) =>
+  configs as (Omit<Config, 'rules'> & { rules: Rules })[]
 
-export interface Company {
-  id: string
-  name: string
-  domain: string
-  industry: string
-  size: string
-  employeeSizeRange: string
-  revenueRange: string
-  city: string
-  region: string
-  postalCode: string
-  country: string
-  linkedinUrl: string
-  websiteUrl: string
-  description: string
-}
+/** A row as the dashboard asks for it: every field (see `allFields`). */
+export type CompanyRow = Required<Got<'/companies'>['data'][number]>
+export type VisitorRow = Required<Got<'/companies/visitors'>['data'][number]>
 
-export interface VisitSession {
-  id: string
-  startedAt: string
-  endedAt: string
-  country: string
-  region: string
-  city: string
-  isHosting: boolean
-  isAnonymous: boolean
-  landingPage: string
-  entryPage: string
-  exitPage: string
-  referrer: string
-  utmSource: string
-  utmMedium: string
-  utmCampaign: string
-  utmTerm: string
-  utmContent: string
-  deviceType: string
-  browser: string
-  os: string
-  sessionDurationSeconds: number
-  pageViewCount: number
-}
+/** The orders the server sorts companies by. */
+export type CompanySortKey = NonNullable<Query<'/companies'>['sort']>
 
-export interface VisitorProfile {
-  id: string
-  firstSeenAt: string
-  lastSeenAt: string
-  contact: Contact | null
-  company: Company | null
-  icp: boolean
-  icpStatuses: Record<string, boolean>
-  personaMatch: boolean
-  sessions: VisitSession[]
-  pageViews: { url: string; title: string; sessionId: string; visitedAt: string }[]
-  /** Only once this organization's search found the phone. */
-  phoneNumber?: string
-  /** Always there for a B2B organization; absent for others. */
-  phoneNumberSearchStatus?: 'not_started' | 'ongoing' | 'found' | 'not_found' | 'error' | 'expired'
-}
+/**
+ * A page of statistics rows as answered without `fields`: every field there. The document marks
+ * each one optional because `fields` may leave it out; the dashboard never sends `fields`.
+ */
+export const allFields = <Page extends { data: object[] }>(page: Page) =>
+  page as Omit<Page, 'data'> & { data: Required<Page['data'][number]>[] }
 
-/** The organization-level filter (the same vocabulary lists use). */
-export interface Filter {
-  company?: Partial<Record<CompanyFilterKey, string[]>>
-  contact?: Partial<Record<ContactFilterKey, string[]>>
-}
+/** The organization-level filter (the same vocabulary ICP configs and lists use). */
+export type Filter = IcpConfig['filter']
+type CompanyFilterKey = keyof NonNullable<Filter['company']>
+type ContactFilterKey = keyof NonNullable<Filter['contact']>
 
+/** The filter's criteria, in the order the form shows them. */
 export const companyFilterKeys = [
   'industries',
   'company_sizes',
@@ -150,68 +62,10 @@ export const companyFilterKeys = [
   'regions',
   'cities',
   'revenue_ranges',
-] as const
-export const contactFilterKeys = ['job_titles', 'seniorities', 'departments', 'countries'] as const
-export type CompanyFilterKey = (typeof companyFilterKeys)[number]
-export type ContactFilterKey = (typeof contactFilterKeys)[number]
-
-export interface Recalculation {
-  status: 'queued' | 'running' | 'succeeded' | 'failed'
-  visitors: number | null
-  matches: number | null
-  error: string | null
-  finishedAt: string | null
-}
-
-export interface IcpConfig {
-  slug: string
-  name: string
-  filter: Filter
-  isActive: boolean
-  priority: number
-  updatedAt: string
-  recalculation: Recalculation | null
-}
-
-export interface PartnerIcpConfig {
-  id: string
-  slug: string
-  label: string
-  rules: Rules
-  priority: number
-  isActive: boolean
-  updatedAt: string
-  recalculation: Recalculation | null
-}
-
-export interface SavedList {
-  id: string
-  name: string
-  usedFilter: Filter
-  contactsNum: number
-  matchedContactsNum: number
-  autoUpdateStatus: 'disabled' | 'enabled' | 'syncing'
-  lastSyncedTime: string | null
-  updatedAt: string
-}
-
-export interface ApiKey {
-  id: string
-  name: string
-  keyPrefix: string
-  scopes: string[]
-  status: 'active' | 'revoked'
-  expiresAt: string | null
-  lastUsedAt: string | null
-  createdAt: string
-}
-
-export interface PixelConfig {
-  trackingKey: string
-  allowedReferrers: string[]
-  verifiedDomains: string[]
-  ipTracking: boolean
-  respectPrivacySignals: boolean
-  formCapture: boolean
-  scriptTag: { scriptUrl: string; jsSnippet: string; tagManagerSnippet: string }
-}
+] as const satisfies readonly CompanyFilterKey[]
+export const contactFilterKeys = [
+  'job_titles',
+  'seniorities',
+  'departments',
+  'countries',
+] as const satisfies readonly ContactFilterKey[]

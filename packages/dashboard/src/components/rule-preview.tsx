@@ -1,30 +1,37 @@
 // A rule set tried on one visitor: its profile's facts (facts.ts) through icp-engine's evaluate.
 import { type Evaluation, evaluate, type Rules } from '@visitor-id/icp-engine'
 import { useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { api, type Session } from '../api.js'
 import { visitorFacts } from '../facts.js'
 import { formatDateTime, personName, presetRange, rangeInstants } from '../format.js'
-import type { Page, VisitorProfile, VisitorRow } from '../types.js'
+import { allFields } from '../types.js'
 import { ErrorMessage, useLoad } from './ui.js'
 
 export function RulePreview({ session, rules }: { session: Session; rules: Rules | undefined }) {
   const [visitorId, setVisitorId] = useState('')
   const visitors = useLoad(
     (signal) =>
-      request<Page<VisitorRow>>(session, '/companies/visitors', {
-        query: { organizationId: session.organizationId, ...rangeInstants(presetRange('30d')), limit: 50 },
-        signal,
-      }),
+      api(session)
+        .get('/companies/visitors', {
+          params: {
+            query: {
+              organizationId: session.organizationId,
+              ...rangeInstants(presetRange('30d')),
+              limit: 50,
+            },
+          },
+          signal,
+        })
+        .then(allFields),
     [],
   )
   const profile = useLoad(
     (signal) =>
       visitorId
-        ? request<VisitorProfile>(
-            session,
-            `/visitor-tracking/${session.organizationId}/visitors/${visitorId}`,
-            { signal },
-          )
+        ? api(session).get('/visitor-tracking/{organizationId}/visitors/{visitorId}', {
+            params: { path: { organizationId: session.organizationId, visitorId } },
+            signal,
+          })
         : Promise.resolve(undefined),
     [visitorId],
   )

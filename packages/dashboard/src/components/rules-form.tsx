@@ -153,173 +153,226 @@ function issuesAt(issues: readonly RulesIssue[], group: number, condition?: numb
   })
 }
 
+/** Issue messages, one paragraph each. */
+function IssueLines({ issues }: { issues: readonly RulesIssue[] }) {
+  return (
+    <>
+      {issues.map((issue) => (
+        <p class="error-text" key={issue.path}>
+          {issue.message}
+        </p>
+      ))}
+    </>
+  )
+}
+
+/** The condition type; a type change keeps the comparator when the new type allows it. */
+function TypeField(props: { id: string; condition: ConditionDraft; onChange: (c: ConditionDraft) => void }) {
+  const { condition: c } = props
+  return (
+    <div class="field">
+      <label for={`${props.id}-type`}>Type</label>
+      <select
+        id={`${props.id}-type`}
+        value={c.type}
+        onChange={(e) => {
+          const type = (e.target as HTMLSelectElement).value as ConditionType
+          const comparators = comparatorsFor(type)
+          props.onChange({
+            ...c,
+            type,
+            comparator: comparators.includes(c.comparator) ? c.comparator : comparators[0]!,
+          })
+        }}
+      >
+        {CONDITION_TYPES.map((type) => (
+          <option key={type} value={type}>
+            {type}
+          </option>
+        ))}
+      </select>
+    </div>
+  )
+}
+
+/** The comparators the condition's type allows, in the rule language's order. */
+function ComparatorField(props: {
+  id: string
+  condition: ConditionDraft
+  onChange: (c: ConditionDraft) => void
+}) {
+  const { condition: c } = props
+  const legal = comparatorsFor(c.type)
+  return (
+    <div class="field">
+      <label for={`${props.id}-comparator`}>Comparator</label>
+      <select
+        id={`${props.id}-comparator`}
+        value={c.comparator}
+        onChange={(e) =>
+          props.onChange({
+            ...c,
+            comparator: (e.target as HTMLSelectElement).value as Comparator,
+          })
+        }
+      >
+        {COMPARATORS.filter((comparator) => legal.includes(comparator)).map((comparator) => (
+          <option key={comparator} value={comparator}>
+            {comparator}
+          </option>
+        ))}
+      </select>
+    </div>
+  )
+}
+
+/** A condition's weight and whether it only scores. */
+function ScoringFields(props: {
+  id: string
+  condition: ConditionDraft
+  onChange: (c: ConditionDraft) => void
+}) {
+  const { condition: c } = props
+  return (
+    <>
+      <div class="field narrow">
+        <label for={`${props.id}-weight`}>Weight</label>
+        <input
+          id={`${props.id}-weight`}
+          type="number"
+          step="0.01"
+          min="0.01"
+          value={c.weight}
+          onInput={(e) => props.onChange({ ...c, weight: (e.target as HTMLInputElement).value })}
+        />
+      </div>
+      <label class="toggle">
+        <input
+          type="checkbox"
+          checked={c.optional}
+          onChange={(e) => props.onChange({ ...c, optional: (e.target as HTMLInputElement).checked })}
+        />
+        Optional (scores only)
+      </label>
+    </>
+  )
+}
+
+/** One condition of group `group` (0-based), with its own issues under it. */
+function ConditionRow(props: {
+  group: number
+  index: number
+  condition: ConditionDraft
+  issues: readonly RulesIssue[]
+  onChange: (c: ConditionDraft) => void
+  onRemove: () => void
+}) {
+  const { condition: c, issues } = props
+  const id = `g${props.group}c${props.index}`
+  const errorId = issues.length ? `${id}-errors` : undefined
+  return (
+    <div class={issues.length ? 'condition invalid' : 'condition'} data-condition={id}>
+      <TypeField id={id} condition={c} onChange={props.onChange} />
+      <ComparatorField id={id} condition={c} onChange={props.onChange} />
+      <div class="field">
+        <label for={`${id}-value`}>Value</label>
+        <ValueInput id={`${id}-value`} condition={c} describedBy={errorId} onChange={props.onChange} />
+      </div>
+      <ScoringFields id={id} condition={c} onChange={props.onChange} />
+      <button
+        type="button"
+        class="secondary"
+        aria-label={`Remove condition ${props.index + 1} of group ${props.group + 1}`}
+        onClick={props.onRemove}
+      >
+        Remove
+      </button>
+      {issues.length ? (
+        <ul id={errorId} class="error-text issues">
+          {issues.map((issue) => (
+            <li key={issue.path}>{issue.message}</li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  )
+}
+
+/** One group (`index`, 0-based): how its conditions combine, the conditions, and its own issues. */
+function GroupFieldset(props: {
+  index: number
+  group: GroupDraft
+  issues: readonly RulesIssue[]
+  onChange: (group: GroupDraft) => void
+  onRemove: () => void
+}) {
+  const { index: gi, group, issues } = props
+  const setConditions = (conditions: ConditionDraft[]) => props.onChange({ ...group, conditions })
+  return (
+    <fieldset class="group">
+      <legend>
+        Group {gi + 1}
+        {gi > 0 ? <span class="muted"> (or)</span> : null}
+      </legend>
+      <div class="row">
+        <label>
+          Conditions combine with{' '}
+          <select
+            value={group.operator}
+            onChange={(e) =>
+              props.onChange({ ...group, operator: (e.target as HTMLSelectElement).value as 'AND' | 'OR' })
+            }
+          >
+            <option value="AND">AND: all must pass</option>
+            <option value="OR">OR: any may pass</option>
+          </select>
+        </label>
+        <button type="button" class="secondary" onClick={props.onRemove}>
+          Remove group {gi + 1}
+        </button>
+      </div>
+      <IssueLines issues={issuesAt(issues, gi)} />
+      {group.conditions.map((c, ci) => (
+        <ConditionRow
+          key={`g${gi}c${ci}`}
+          group={gi}
+          index={ci}
+          condition={c}
+          issues={issuesAt(issues, gi, ci)}
+          onChange={(next) => setConditions(group.conditions.map((x, i) => (i === ci ? next : x)))}
+          onRemove={() => setConditions(group.conditions.filter((_, i) => i !== ci))}
+        />
+      ))}
+      <button
+        type="button"
+        class="secondary"
+        onClick={() => setConditions([...group.conditions, newCondition()])}
+      >
+        Add condition to group {gi + 1}
+      </button>
+    </fieldset>
+  )
+}
+
 export function RulesForm(props: {
   groups: GroupDraft[]
   issues: readonly RulesIssue[]
   onChange: (groups: GroupDraft[]) => void
 }) {
   const { groups, issues } = props
-  const setGroup = (index: number, group: GroupDraft) =>
-    props.onChange(groups.map((g, i) => (i === index ? group : g)))
-  const rootIssues = issues.filter((issue) => issue.segments.length <= 1)
   return (
     <div class="rules">
-      {rootIssues.map((issue) => (
-        <p class="error-text" key={issue.path}>
-          {issue.message}
-        </p>
+      <IssueLines issues={issues.filter((issue) => issue.segments.length <= 1)} />
+      {groups.map((group, gi) => (
+        <GroupFieldset
+          key={gi}
+          index={gi}
+          group={group}
+          issues={issues}
+          onChange={(next) => props.onChange(groups.map((g, i) => (i === gi ? next : g)))}
+          onRemove={() => props.onChange(groups.filter((_, i) => i !== gi))}
+        />
       ))}
-      {groups.map((group, gi) => {
-        const groupIssues = issuesAt(issues, gi)
-        return (
-          <fieldset class="group" key={gi}>
-            <legend>
-              Group {gi + 1}
-              {gi > 0 ? <span class="muted"> (or)</span> : null}
-            </legend>
-            <div class="row">
-              <label>
-                Conditions combine with{' '}
-                <select
-                  value={group.operator}
-                  onChange={(e) =>
-                    setGroup(gi, {
-                      ...group,
-                      operator: (e.target as HTMLSelectElement).value as 'AND' | 'OR',
-                    })
-                  }
-                >
-                  <option value="AND">AND: all must pass</option>
-                  <option value="OR">OR: any may pass</option>
-                </select>
-              </label>
-              <button
-                type="button"
-                class="secondary"
-                onClick={() => props.onChange(groups.filter((_, i) => i !== gi))}
-              >
-                Remove group {gi + 1}
-              </button>
-            </div>
-            {groupIssues.map((issue) => (
-              <p class="error-text" key={issue.path}>
-                {issue.message}
-              </p>
-            ))}
-            {group.conditions.map((c, ci) => {
-              const id = `g${gi}c${ci}`
-              const conditionIssues = issuesAt(issues, gi, ci)
-              const errorId = conditionIssues.length ? `${id}-errors` : undefined
-              const setCondition = (next: ConditionDraft) =>
-                setGroup(gi, { ...group, conditions: group.conditions.map((x, i) => (i === ci ? next : x)) })
-              const legal = comparatorsFor(c.type)
-              return (
-                <div
-                  class={conditionIssues.length ? 'condition invalid' : 'condition'}
-                  key={id}
-                  data-condition={id}
-                >
-                  <div class="field">
-                    <label for={`${id}-type`}>Type</label>
-                    <select
-                      id={`${id}-type`}
-                      value={c.type}
-                      onChange={(e) => {
-                        const type = (e.target as HTMLSelectElement).value as ConditionType
-                        const comparators = comparatorsFor(type)
-                        setCondition({
-                          ...c,
-                          type,
-                          comparator: comparators.includes(c.comparator) ? c.comparator : comparators[0]!,
-                        })
-                      }}
-                    >
-                      {CONDITION_TYPES.map((type) => (
-                        <option key={type} value={type}>
-                          {type}
-                        </option>
-                      ))}
-                    </select>
-                  </div>
-                  <div class="field">
-                    <label for={`${id}-comparator`}>Comparator</label>
-                    <select
-                      id={`${id}-comparator`}
-                      value={c.comparator}
-                      onChange={(e) =>
-                        setCondition({
-                          ...c,
-                          comparator: (e.target as HTMLSelectElement).value as Comparator,
-                        })
-                      }
-                    >
-                      {COMPARATORS.filter((comparator) => legal.includes(comparator)).map((comparator) => (
-                        <option key={comparator} value={comparator}>
-                          {comparator}
-                        </option>
-                      ))}
-                    </select>
-                  </div>
-                  <div class="field">
-                    <label for={`${id}-value`}>Value</label>
-                    <ValueInput
-                      id={`${id}-value`}
-                      condition={c}
-                      describedBy={errorId}
-                      onChange={setCondition}
-                    />
-                  </div>
-                  <div class="field narrow">
-                    <label for={`${id}-weight`}>Weight</label>
-                    <input
-                      id={`${id}-weight`}
-                      type="number"
-                      step="0.01"
-                      min="0.01"
-                      value={c.weight}
-                      onInput={(e) => setCondition({ ...c, weight: (e.target as HTMLInputElement).value })}
-                    />
-                  </div>
-                  <label class="toggle">
-                    <input
-                      type="checkbox"
-                      checked={c.optional}
-                      onChange={(e) =>
-                        setCondition({ ...c, optional: (e.target as HTMLInputElement).checked })
-                      }
-                    />
-                    Optional (scores only)
-                  </label>
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`Remove condition ${ci + 1} of group ${gi + 1}`}
-                    onClick={() =>
-                      setGroup(gi, { ...group, conditions: group.conditions.filter((_, i) => i !== ci) })
-                    }
-                  >
-                    Remove
-                  </button>
-                  {conditionIssues.length ? (
-                    <ul id={errorId} class="error-text issues">
-                      {conditionIssues.map((issue) => (
-                        <li key={issue.path}>{issue.message}</li>
-                      ))}
-                    </ul>
-                  ) : null}
-                </div>
-              )
-            })}
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => setGroup(gi, { ...group, conditions: [...group.conditions, newCondition()] })}
-            >
-              Add condition to group {gi + 1}
-            </button>
-          </fieldset>
-        )
-      })}
       <button
         type="button"
         class="secondary"

@@ -107,19 +107,25 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   )
 }
 
-export interface Column<Row> {
-  key: string
+interface ColumnBase<Row> {
   label: string
-  /** Sortable by this key: the table reports a click through `onSort`. */
-  sortable?: boolean
   numeric?: boolean
   /** Keep on one line (dates). */
   nowrap?: boolean
   render: (row: Row) => ComponentChildren
 }
 
-export interface Sort {
-  key: string
+/** A column of a table; a sortable one's key is a sort key of the page's (`SortKey`). */
+export type Column<Row, SortKey extends string = string> =
+  | (ColumnBase<Row> & {
+      key: SortKey
+      /** Sortable by this key: the table reports a click through `onSort`. */
+      sortable: true
+    })
+  | (ColumnBase<Row> & { key: string; sortable?: false })
+
+export interface Sort<Key extends string = string> {
+  key: Key
   order: 'asc' | 'desc'
 }
 
@@ -134,13 +140,13 @@ function SortIcon({ state }: { state: 'asc' | 'desc' | undefined }) {
 }
 
 /** A table with sortable headers (aria-sort) and an optional row action. */
-export function DataTable<Row>(props: {
+export function DataTable<Row, SortKey extends string = string>(props: {
   caption: string
-  columns: Column<Row>[]
+  columns: Column<Row, SortKey>[]
   rows: Row[]
   rowKey: (row: Row) => string
-  sort?: Sort
-  onSort?: (sort: Sort) => void
+  sort?: Sort<SortKey>
+  onSort?: (sort: Sort<SortKey>) => void
 }) {
   const { columns, rows, sort, onSort } = props
   return (

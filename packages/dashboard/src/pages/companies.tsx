@@ -1,6 +1,6 @@
 // Companies: the companies that visited in a range, sorted by the server, paginated, as CSV too.
 import { useState } from 'preact/hooks'
-import { download, request, type Session } from '../api.js'
+import { api, type Session, saveFile } from '../api.js'
 import { RangePicker } from '../components/range-picker.js'
 import {
   Badge,
@@ -24,11 +24,11 @@ import {
   rangeInstants,
 } from '../format.js'
 import { followLink } from '../router.js'
-import type { CompanyRow, Page } from '../types.js'
+import { allFields, type CompanyRow, type CompanySortKey } from '../types.js'
 
 const pageSize = 25
 
-const columns: Column<CompanyRow>[] = [
+const columns: Column<CompanyRow, CompanySortKey>[] = [
   {
     key: 'name',
     label: 'Company',
@@ -95,23 +95,30 @@ const columns: Column<CompanyRow>[] = [
 export function CompaniesPage({ session }: { session: Session }) {
   const [range, setRange] = useState<DayRange>(() => presetRange('30d'))
   const [icpOnly, setIcpOnly] = useState(false)
-  const [sort, setSort] = useState<Sort>({ key: 'visitors', order: 'desc' })
+  const [sort, setSort] = useState<Sort<CompanySortKey>>({ key: 'visitors', order: 'desc' })
   const [page, setPage] = useState(1)
   const query = {
     organizationId: session.organizationId,
     ...rangeInstants(range),
-    ICPOnly: icpOnly ? '1' : undefined,
+    ICPOnly: icpOnly ? ('1' as const) : undefined,
   }
   const loaded = useLoad(
     (signal) =>
-      request<Page<CompanyRow>>(session, '/companies', {
-        query: { ...query, page, limit: pageSize, sort: sort.key, order: sort.order },
-        signal,
-      }),
+      api(session)
+        .get('/companies', {
+          params: { query: { ...query, page, limit: pageSize, sort: sort.key, order: sort.order } },
+          signal,
+        })
+        .then(allFields),
     [range.from, range.to, icpOnly, sort.key, sort.order, page],
   )
-  const csv = useAction(() =>
-    download(session, '/companies/download', { ...query, statisticType: 'companies' }, 'companies.csv'),
+  const csv = useAction(async () =>
+    saveFile(
+      await api(session).file('/companies/download', {
+        params: { query: { ...query, statisticType: 'companies' } },
+      }),
+      'companies.csv',
+    ),
   )
   const reset =
     <T,>(set: (value: T) => void) =>

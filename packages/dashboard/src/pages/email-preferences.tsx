@@ -1,7 +1,9 @@
 // Lifecycle email preferences: the partner's defaults, and this organization's overrides of them.
 import { useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { type Answer, partnerApi, type Session } from '../api.js'
 import { ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
+
+type EmailKind = keyof Answer<'get', '/partner/email-preferences'>['preferences']
 
 const emailLabels: Record<string, string> = {
   first_visitor_identified: 'First visitor identified',
@@ -11,31 +13,27 @@ const emailLabels: Record<string, string> = {
   subscription_canceled: 'Subscription canceled',
   payment_failed: 'Payment failed',
   renewal_receipt: 'Renewal receipt',
-}
+} satisfies Record<EmailKind, string>
 
 type Effective = Record<string, { enabled: boolean; inherited: boolean }>
 
-/** `partner`: the defaults of every organization; `organization`: the signed-in one's overrides. */
-export function EmailPreferences({
-  session,
-  scope,
-}: {
-  session: Session
-  scope: 'partner' | 'organization'
-}) {
-  const path =
-    scope === 'partner'
-      ? '/partner/email-preferences'
-      : `/partner/organizations/${session.organizationId}/email-preferences`
+type Scope = 'partner' | 'organization'
+
+/**
+ * The preferences of a scope as they stand, the changes ticked since, and saving them (or, for an
+ * organization, going back to the partner's defaults).
+ */
+function useEmailPreferences(session: Session, scope: Scope) {
+  const client = partnerApi(session)
+  const organization = { path: { organizationId: session.organizationId } }
   const loaded = useLoad(async (signal) => {
-    const answer = await request<{ preferences: Record<string, boolean | Effective[string]> }>(
-      session,
-      path,
-      {
-        partner: true,
-        signal,
-      },
-    )
+    const answer =
+      scope === 'partner'
+        ? await client.get('/partner/email-preferences', { signal })
+        : await client.get('/partner/organizations/{organizationId}/email-preferences', {
+            params: organization,
+            signal,
+          })
     // The partner's answer is key: boolean; an organization's is key: { enabled, inherited }.
     return Object.fromEntries(
       Object.entries(answer.preferences).map(([key, value]) => [
@@ -46,14 +44,56 @@ export function EmailPreferences({
   }, [])
   const [changes, setChanges] = useState<Record<string, boolean>>({})
   const save = useAction(() =>
-    request(session, path, { method: 'PUT', partner: true, body: { preferences: changes } }),
+    scope === 'partner'
+      ? client.put('/partner/email-preferences', { body: { preferences: changes } })
+      : client.put('/partner/organizations/{organizationId}/email-preferences', {
+          params: organization,
+          body: { preferences: changes },
+        }),
   )
-  const reset = useAction(() => request(session, path, { method: 'DELETE', partner: true }))
-  const id = `email-${scope}-title`
+  const reset = useAction(() =>
+    client.delete('/partner/organizations/{organizationId}/email-preferences', { params: organization }),
+  )
+  /** After a save or a reset: no pending change, and the preferences read again. */
   const done = () => {
     setChanges({})
     loaded.reload()
   }
+  return { loaded, changes, setChanges, save, reset, done }
+}
+
+/** A box per email; `showDefaults` marks those that follow the partner's default. */
+function PreferenceBoxes(props: {
+  preferences: Effective
+  changes: Record<string, boolean>
+  onChange: (changes: Record<string, boolean>) => void
+  showDefaults: boolean
+}) {
+  const { changes } = props
+  return (
+    <fieldset>
+      <legend>Send</legend>
+      {Object.entries(props.preferences).map(([key, value]) => (
+        <label class="toggle" key={key}>
+          <input
+            type="checkbox"
+            checked={changes[key] ?? value.enabled}
+            onChange={(e) => props.onChange({ ...changes, [key]: (e.target as HTMLInputElement).checked })}
+          />
+          {emailLabels[key] ?? key}
+          {props.showDefaults && value.inherited && changes[key] === undefined ? (
+            <span class="muted"> (default)</span>
+          ) : null}
+        </label>
+      ))}
+    </fieldset>
+  )
+}
+
+/** `partner`: the defaults of every organization; `organization`: the signed-in one's overrides. */
+export function EmailPreferences({ session, scope }: { session: Session; scope: Scope }) {
+  const { loaded, changes, setChanges, save, reset, done } = useEmailPreferences(session, scope)
+  const id = `email-${scope}-title`
   return (
     <form
       class="card"
@@ -73,22 +113,12 @@ export function EmailPreferences({
       </p>
       <Show loaded={loaded}>
         {(preferences) => (
-          <fieldset>
-            <legend>Send</legend>
-            {Object.entries(preferences).map(([key, value]) => (
-              <label class="toggle" key={key}>
-                <input
-                  type="checkbox"
-                  checked={changes[key] ?? value.enabled}
-                  onChange={(e) => setChanges({ ...changes, [key]: (e.target as HTMLInputElement).checked })}
-                />
-                {emailLabels[key] ?? key}
-                {scope === 'organization' && value.inherited && changes[key] === undefined ? (
-                  <span class="muted"> (default)</span>
-                ) : null}
-              </label>
-            ))}
-          </fieldset>
+          <PreferenceBoxes
+            preferences={preferences}
+            changes={changes}
+            onChange={setChanges}
+            showDefaults={scope === 'organization'}
+          />
         )}
       </Show>
       <ErrorMessage error={save.error ?? reset.error} />

@@ -1,20 +1,13 @@
 // ICP configs: the organization's filters (list, create, edit, recalculate, stats) and, with a
 // partner key, the partner's rules for this organization.
 import { useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { type Answer, api, type Session } from '../api.js'
 import { cleanFilter, FilterForm } from '../components/filter-form.js'
 import { RecalculationStatus } from '../components/recalculation.js'
-import { Empty, ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
+import { Empty, ErrorMessage, type Loaded, Show, useAction, useLoad } from '../components/ui.js'
 import { formatNumber, presetRange, rangeInstants } from '../format.js'
 import type { Filter, IcpConfig } from '../types.js'
 import { PartnerRules } from './partner-rules.js'
-
-interface Stat {
-  slug: string
-  name: string
-  visitors: number
-  matches: number
-}
 
 interface Draft {
   slug?: string
@@ -28,7 +21,7 @@ const emptyDraft: Draft = { name: '', priority: 0, isActive: true, filter: {} }
 
 function ConfigForm(props: { session: Session; draft: Draft; onDone: () => void; onCancel: () => void }) {
   const [draft, setDraft] = useState(props.draft)
-  const base = `/organizations/${props.session.organizationId}/icp-configs`
+  const organizationId = props.session.organizationId
   const save = useAction(() => {
     const body = {
       name: draft.name,
@@ -37,8 +30,14 @@ function ConfigForm(props: { session: Session; draft: Draft; onDone: () => void;
       filter: cleanFilter(draft.filter),
     }
     return props.draft.slug
-      ? request(props.session, `${base}/${props.draft.slug}`, { method: 'PUT', body })
-      : request(props.session, base, { method: 'POST', body })
+      ? api(props.session).put('/organizations/{organizationId}/icp-configs/{slug}', {
+          params: { path: { organizationId, slug: props.draft.slug } },
+          body,
+        })
+      : api(props.session).post('/organizations/{organizationId}/icp-configs', {
+          params: { path: { organizationId } },
+          body,
+        })
   })
   const submit = async (event: Event) => {
     event.preventDefault()
@@ -96,48 +95,108 @@ function ConfigForm(props: { session: Session; draft: Draft; onDone: () => void;
   )
 }
 
-function OrganizationConfigs({ session }: { session: Session }) {
-  const base = `/organizations/${session.organizationId}/icp-configs`
-  const [editing, setEditing] = useState<Draft>()
-  const configs = useLoad((signal) => request<IcpConfig[]>(session, base, { signal }), [])
-  const stats = useLoad(
-    (signal) =>
-      request<Stat[]>(session, `${base}/stats`, { query: rangeInstants(presetRange('30d')), signal }),
+type Stats = Answer<'get', '/organizations/{organizationId}/icp-configs/stats'>
+
+/** The organization's configs and their visitors and matches over 30 days, reloaded together. */
+function useOrganizationConfigs(session: Session) {
+  const path = { organizationId: session.organizationId }
+  const configs = useLoad(
+    (signal) => api(session).get('/organizations/{organizationId}/icp-configs', { params: { path }, signal }),
     [],
   )
-  const recalculate = useAction((slug: string) =>
-    request(session, `${base}/${slug}/recalculate`, { method: 'POST' }),
+  const stats = useLoad(
+    (signal) =>
+      api(session).get('/organizations/{organizationId}/icp-configs/stats', {
+        params: { path, query: rangeInstants(presetRange('30d')) },
+        signal,
+      }),
+    [],
   )
-  const remove = useAction((slug: string) => request(session, `${base}/${slug}`, { method: 'DELETE' }))
   const reload = () => {
     configs.reload()
     stats.reload()
   }
-  const statOf = (slug: string) => stats.data?.find((stat) => stat.slug === slug)
+  return { configs, stats, reload }
+}
+
+function ConfigRow(props: {
+  config: IcpConfig
+  stat: Stats[number] | undefined
+  recalculating: boolean
+  onEdit: () => void
+  onRecalculate: () => void
+  onDelete: () => void
+}) {
+  const { config, stat } = props
   return (
-    <section aria-labelledby="org-configs-title">
-      <div class="section-head">
-        <h2 id="org-configs-title">Organization configs</h2>
-        {editing ? null : (
-          <button type="button" onClick={() => setEditing(emptyDraft)}>
-            New ICP config
-          </button>
-        )}
-      </div>
-      {editing ? (
-        <ConfigForm
-          key={editing.slug ?? 'new'}
-          session={session}
-          draft={editing}
-          onCancel={() => setEditing(undefined)}
-          onDone={() => {
-            setEditing(undefined)
-            reload()
-          }}
-        />
-      ) : null}
+    <tr data-slug={config.slug}>
+      <td>
+        {config.name} <code class="muted">{config.slug}</code>
+      </td>
+      <td>
+        {config.isActive ? 'Active' : 'Inactive'}, priority {config.priority}
+      </td>
+      <td class="num">{formatNumber(stat?.visitors)}</td>
+      <td class="num">{formatNumber(stat?.matches)}</td>
+      <td>
+        <RecalculationStatus recalculation={config.recalculation} />
+      </td>
+      <td class="actions">
+        <button type="button" class="secondary" aria-label={`Edit ${config.name}`} onClick={props.onEdit}>
+          Edit
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          aria-label={`Recalculate ${config.name}`}
+          disabled={props.recalculating}
+          onClick={props.onRecalculate}
+        >
+          Recalculate
+        </button>
+        <button
+          type="button"
+          class="secondary danger"
+          aria-label={`Delete ${config.name}`}
+          onClick={props.onDelete}
+        >
+          Delete
+        </button>
+      </td>
+    </tr>
+  )
+}
+
+/** The configs' table, with what each row's recalculate and delete buttons do. */
+function ConfigTable(props: {
+  session: Session
+  configs: Loaded<IcpConfig[]>
+  stats: Stats | undefined
+  onEdit: (config: IcpConfig) => void
+  reload: () => void
+}) {
+  const { session, reload } = props
+  const path = (slug: string) => ({ organizationId: session.organizationId, slug })
+  const recalculate = useAction((slug: string) =>
+    api(session).post('/organizations/{organizationId}/icp-configs/{slug}/recalculate', {
+      params: { path: path(slug) },
+    }),
+  )
+  const remove = useAction((slug: string) =>
+    api(session).delete('/organizations/{organizationId}/icp-configs/{slug}', {
+      params: { path: path(slug) },
+    }),
+  )
+  const onRecalculate = async (config: IcpConfig) => {
+    if (await recalculate.run(config.slug)) setTimeout(reload, 1500)
+  }
+  const onDelete = async (config: IcpConfig) => {
+    if (confirm(`Delete the ICP config "${config.name}"?`) && (await remove.run(config.slug))) reload()
+  }
+  return (
+    <>
       <ErrorMessage error={recalculate.error ?? remove.error} />
-      <Show loaded={configs}>
+      <Show loaded={props.configs}>
         {(list) =>
           list.length === 0 ? (
             <Empty title="No ICP configs yet">
@@ -163,54 +222,15 @@ function OrganizationConfigs({ session }: { session: Session }) {
                 </thead>
                 <tbody>
                   {list.map((config) => (
-                    <tr key={config.slug} data-slug={config.slug}>
-                      <td>
-                        {config.name} <code class="muted">{config.slug}</code>
-                      </td>
-                      <td>
-                        {config.isActive ? 'Active' : 'Inactive'}, priority {config.priority}
-                      </td>
-                      <td class="num">{formatNumber(statOf(config.slug)?.visitors)}</td>
-                      <td class="num">{formatNumber(statOf(config.slug)?.matches)}</td>
-                      <td>
-                        <RecalculationStatus recalculation={config.recalculation} />
-                      </td>
-                      <td class="actions">
-                        <button
-                          type="button"
-                          class="secondary"
-                          aria-label={`Edit ${config.name}`}
-                          onClick={() => setEditing({ ...config })}
-                        >
-                          Edit
-                        </button>
-                        <button
-                          type="button"
-                          class="secondary"
-                          aria-label={`Recalculate ${config.name}`}
-                          disabled={recalculate.busy}
-                          onClick={async () => {
-                            if (await recalculate.run(config.slug)) setTimeout(reload, 1500)
-                          }}
-                        >
-                          Recalculate
-                        </button>
-                        <button
-                          type="button"
-                          class="secondary danger"
-                          aria-label={`Delete ${config.name}`}
-                          onClick={async () => {
-                            if (
-                              confirm(`Delete the ICP config "${config.name}"?`) &&
-                              (await remove.run(config.slug))
-                            )
-                              reload()
-                          }}
-                        >
-                          Delete
-                        </button>
-                      </td>
-                    </tr>
+                    <ConfigRow
+                      key={config.slug}
+                      config={config}
+                      stat={props.stats?.find((stat) => stat.slug === config.slug)}
+                      recalculating={recalculate.busy}
+                      onEdit={() => props.onEdit(config)}
+                      onRecalculate={() => onRecalculate(config)}
+                      onDelete={() => onDelete(config)}
+                    />
                   ))}
                 </tbody>
               </table>
@@ -218,6 +238,42 @@ function OrganizationConfigs({ session }: { session: Session }) {
           )
         }
       </Show>
+    </>
+  )
+}
+
+function OrganizationConfigs({ session }: { session: Session }) {
+  const [editing, setEditing] = useState<Draft>()
+  const { configs, stats, reload } = useOrganizationConfigs(session)
+  return (
+    <section aria-labelledby="org-configs-title">
+      <div class="section-head">
+        <h2 id="org-configs-title">Organization configs</h2>
+        {editing ? null : (
+          <button type="button" onClick={() => setEditing(emptyDraft)}>
+            New ICP config
+          </button>
+        )}
+      </div>
+      {editing ? (
+        <ConfigForm
+          key={editing.slug ?? 'new'}
+          session={session}
+          draft={editing}
+          onCancel={() => setEditing(undefined)}
+          onDone={() => {
+            setEditing(undefined)
+            reload()
+          }}
+        />
+      ) : null}
+      <ConfigTable
+        session={session}
+        configs={configs}
+        stats={stats.data}
+        onEdit={(config) => setEditing({ ...config })}
+        reload={reload}
+      />
     </section>
   )
 }

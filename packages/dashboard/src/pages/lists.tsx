@@ -1,7 +1,7 @@
 // Lists: an audience from the contacts dataset, counted as the filter is edited; saved lists
 // refresh from their filter and export as hashed emails (CSV).
 import { useEffect, useState } from 'preact/hooks'
-import { download, request, type Session } from '../api.js'
+import { api, type Session, saveFile } from '../api.js'
 import { cleanFilter, FilterForm } from '../components/filter-form.js'
 import { Empty, ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
 import { formatDateTime, formatNumber } from '../format.js'
@@ -15,14 +15,12 @@ function useCount(session: Session, filter: Filter) {
     const controller = new AbortController()
     setState((previous) => ({ ...previous, busy: true }))
     const timer = setTimeout(() => {
-      request<{ count: number }>(session, '/contacts/count', {
-        method: 'POST',
-        body: JSON.parse(key),
-        signal: controller.signal,
-      }).then(
-        ({ count }) => setState({ count, busy: false }),
-        (error: Error) => !controller.signal.aborted && setState({ error, busy: false }),
-      )
+      api(session)
+        .post('/contacts/count', { body: JSON.parse(key) as Filter, signal: controller.signal })
+        .then(
+          ({ count }) => setState({ count, busy: false }),
+          (error: Error) => !controller.signal.aborted && setState({ error, busy: false }),
+        )
     }, 300)
     return () => {
       clearTimeout(timer)
@@ -37,8 +35,7 @@ function NewList({ session, onSaved }: { session: Session; onSaved: () => void }
   const [filter, setFilter] = useState<Filter>({})
   const count = useCount(session, filter)
   const save = useAction(() =>
-    request<SavedList>(session, '/lists/save', {
-      method: 'POST',
+    api(session).post('/lists/save', {
       body: {
         organizationId: session.organizationId,
         listName: name.trim(),
@@ -85,27 +82,92 @@ function NewList({ session, onSaved }: { session: Session; onSaved: () => void }
   )
 }
 
-export function ListsPage({ session }: { session: Session }) {
-  const lists = useLoad(
-    (signal) => request<SavedList[]>(session, `/lists/${session.organizationId}`, { signal }),
-    [],
+function SavedListRow(props: {
+  list: SavedList
+  refreshing: boolean
+  exporting: boolean
+  onRefresh: () => void
+  onExport: () => void
+  onDelete: () => void
+}) {
+  const { list } = props
+  return (
+    <tr data-list={list.name}>
+      <td>{list.name}</td>
+      <td class="num">{formatNumber(list.contactsNum)}</td>
+      <td>{formatDateTime(list.lastSyncedTime ?? list.updatedAt)}</td>
+      <td class="actions">
+        <button
+          type="button"
+          class="secondary"
+          aria-label={`Refresh ${list.name}`}
+          disabled={props.refreshing}
+          onClick={props.onRefresh}
+        >
+          Refresh
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          aria-label={`Export CSV of ${list.name}`}
+          disabled={props.exporting}
+          onClick={props.onExport}
+        >
+          Export CSV
+        </button>
+        <button type="button" class="secondary" aria-label={`Delete ${list.name}`} onClick={props.onDelete}>
+          Delete
+        </button>
+      </td>
+    </tr>
   )
+}
+
+/** A list's actions: refresh from its filter, export the audience as CSV, delete. */
+function useListActions(session: Session, reload: () => void) {
   const refresh = useAction((id: string) =>
-    request<SavedList>(session, `/lists/refresh/${id}`, { method: 'POST', body: {} }),
+    api(session).post('/lists/refresh/{id}', { params: { path: { id } }, body: {} }),
   )
-  const exportCsv = useAction((list: SavedList) =>
-    download(
-      session,
-      `/lists/${list.id}/chat-ads-export`,
-      { organizationId: session.organizationId },
+  const exportCsv = useAction(async (list: SavedList) =>
+    saveFile(
+      await api(session).file('/lists/{id}/chat-ads-export', {
+        params: { path: { id: list.id }, query: { organizationId: session.organizationId } },
+      }),
       `${list.name.replace(/[^\w-]+/g, '-')}-audience.csv`,
     ),
   )
-  const remove = useAction((id: string) => request(session, `/lists/${id}`, { method: 'DELETE', body: {} }))
+  const remove = useAction((id: string) =>
+    api(session).delete('/lists/{id}', { params: { path: { id } }, body: {} }),
+  )
+  const rowProps = (list: SavedList) => ({
+    list,
+    refreshing: refresh.busy,
+    exporting: exportCsv.busy,
+    onRefresh: async () => {
+      if (await refresh.run(list.id)) reload()
+    },
+    onExport: () => exportCsv.run(list),
+    onDelete: async () => {
+      if (confirm(`Delete the list "${list.name}"?`) && (await remove.run(list.id))) reload()
+    },
+  })
+  return { error: refresh.error ?? exportCsv.error ?? remove.error, rowProps }
+}
+
+export function ListsPage({ session }: { session: Session }) {
+  const lists = useLoad(async (signal) => {
+    // The organization's id answers its lists (a list's id would answer that list).
+    const answer = await api(session).get('/lists/{id}', {
+      params: { path: { id: session.organizationId } },
+      signal,
+    })
+    return Array.isArray(answer) ? answer : [answer]
+  }, [])
+  const actions = useListActions(session, lists.reload)
   return (
     <>
       <NewList session={session} onSaved={lists.reload} />
-      <ErrorMessage error={refresh.error ?? exportCsv.error ?? remove.error} />
+      <ErrorMessage error={actions.error} />
       <section aria-labelledby="saved-title">
         <h2 id="saved-title">Saved lists</h2>
         <Show loaded={lists}>
@@ -128,44 +190,7 @@ export function ListsPage({ session }: { session: Session }) {
                   </thead>
                   <tbody>
                     {rows.map((list) => (
-                      <tr key={list.id} data-list={list.name}>
-                        <td>{list.name}</td>
-                        <td class="num">{formatNumber(list.contactsNum)}</td>
-                        <td>{formatDateTime(list.lastSyncedTime ?? list.updatedAt)}</td>
-                        <td class="actions">
-                          <button
-                            type="button"
-                            class="secondary"
-                            aria-label={`Refresh ${list.name}`}
-                            disabled={refresh.busy}
-                            onClick={async () => {
-                              if (await refresh.run(list.id)) lists.reload()
-                            }}
-                          >
-                            Refresh
-                          </button>
-                          <button
-                            type="button"
-                            class="secondary"
-                            aria-label={`Export CSV of ${list.name}`}
-                            disabled={exportCsv.busy}
-                            onClick={() => exportCsv.run(list)}
-                          >
-                            Export CSV
-                          </button>
-                          <button
-                            type="button"
-                            class="secondary"
-                            aria-label={`Delete ${list.name}`}
-                            onClick={async () => {
-                              if (confirm(`Delete the list "${list.name}"?`) && (await remove.run(list.id)))
-                                lists.reload()
-                            }}
-                          >
-                            Delete
-                          </button>
-                        </td>
-                      </tr>
+                      <SavedListRow key={list.id} {...actions.rowProps(list)} />
                     ))}
                   </tbody>
                 </table>

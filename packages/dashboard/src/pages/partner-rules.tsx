@@ -1,9 +1,9 @@
 // A partner's ICP rules for one organization: groups of conditions (every condition type and
 // comparator of the rule language), validated as you type by @visitor-id/icp-engine (the API's
 // own validation and messages), previewed against a chosen visitor's facts.
-import { safeParseRules } from '@visitor-id/icp-engine'
+import { type RulesIssue, safeParseRules } from '@visitor-id/icp-engine'
 import { useMemo, useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { partnerApi, type Session } from '../api.js'
 import { RecalculationStatus } from '../components/recalculation.js'
 import { RulePreview } from '../components/rule-preview.js'
 import {
@@ -15,7 +15,7 @@ import {
 } from '../components/rules-form.js'
 import { Empty, ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
 import { formatNumber, presetRange, rangeInstants } from '../format.js'
-import type { PartnerIcpConfig } from '../types.js'
+import { type PartnerIcpConfig, withRules } from '../types.js'
 
 interface Editing {
   slug?: string
@@ -23,6 +23,54 @@ interface Editing {
   priority: number
   isActive: boolean
   groups: GroupDraft[]
+}
+
+/** The config's label, priority and switch. */
+function LabelFields({ draft, onChange }: { draft: Editing; onChange: (draft: Editing) => void }) {
+  return (
+    <div class="row">
+      <div class="field">
+        <label for="rules-label">Label</label>
+        <input
+          id="rules-label"
+          required
+          value={draft.label}
+          onInput={(e) => onChange({ ...draft, label: (e.target as HTMLInputElement).value })}
+        />
+      </div>
+      <div class="field narrow">
+        <label for="rules-priority">Priority</label>
+        <input
+          id="rules-priority"
+          type="number"
+          min={0}
+          value={draft.priority}
+          onInput={(e) => onChange({ ...draft, priority: Number((e.target as HTMLInputElement).value) })}
+        />
+      </div>
+      <label class="toggle">
+        <input
+          type="checkbox"
+          checked={draft.isActive}
+          onChange={(e) => onChange({ ...draft, isActive: (e.target as HTMLInputElement).checked })}
+        />
+        Active
+      </label>
+    </div>
+  )
+}
+
+/** Whether the rules are valid as typed; `issues` when they are not. */
+function Validity({ issues }: { issues: readonly RulesIssue[] | undefined }) {
+  return (
+    <p
+      class={issues ? 'error-text' : 'valid'}
+      aria-live="polite"
+      data-validity={issues ? 'invalid' : 'valid'}
+    >
+      {issues ? `${issues.length} problem${issues.length === 1 ? '' : 's'} to fix.` : 'The rules are valid.'}
+    </p>
+  )
 }
 
 function PartnerConfigForm(props: {
@@ -35,12 +83,18 @@ function PartnerConfigForm(props: {
   const input = useMemo(() => toRulesInput(draft.groups), [draft.groups])
   const parsed = useMemo(() => safeParseRules(input), [input])
   const issues = parsed.success ? [] : parsed.error.issues
-  const base = `/partner/organizations/${props.session.organizationId}/icp-configs`
+  const organizationId = props.session.organizationId
   const save = useAction(() => {
     const body = { label: draft.label, priority: draft.priority, isActive: draft.isActive, rules: input }
     return props.editing.slug
-      ? request(props.session, `${base}/${props.editing.slug}`, { method: 'PUT', body, partner: true })
-      : request(props.session, base, { method: 'POST', body, partner: true })
+      ? partnerApi(props.session).put('/partner/organizations/{organizationId}/icp-configs/{slug}', {
+          params: { path: { organizationId, slug: props.editing.slug } },
+          body,
+        })
+      : partnerApi(props.session).post('/partner/organizations/{organizationId}/icp-configs', {
+          params: { path: { organizationId } },
+          body,
+        })
   })
   return (
     <form
@@ -54,50 +108,14 @@ function PartnerConfigForm(props: {
       <h3 id="rules-form-title">
         {props.editing.slug ? `Edit ${props.editing.label}` : 'New partner rules'}
       </h3>
-      <div class="row">
-        <div class="field">
-          <label for="rules-label">Label</label>
-          <input
-            id="rules-label"
-            required
-            value={draft.label}
-            onInput={(e) => setDraft({ ...draft, label: (e.target as HTMLInputElement).value })}
-          />
-        </div>
-        <div class="field narrow">
-          <label for="rules-priority">Priority</label>
-          <input
-            id="rules-priority"
-            type="number"
-            min={0}
-            value={draft.priority}
-            onInput={(e) => setDraft({ ...draft, priority: Number((e.target as HTMLInputElement).value) })}
-          />
-        </div>
-        <label class="toggle">
-          <input
-            type="checkbox"
-            checked={draft.isActive}
-            onChange={(e) => setDraft({ ...draft, isActive: (e.target as HTMLInputElement).checked })}
-          />
-          Active
-        </label>
-      </div>
+      <LabelFields draft={draft} onChange={setDraft} />
       <p class="hint">Groups combine with OR: a visitor matches when any group matches.</p>
       <RulesForm
         groups={draft.groups}
         issues={issues}
         onChange={(groups) => setDraft({ ...draft, groups })}
       />
-      <p
-        class={parsed.success ? 'valid' : 'error-text'}
-        aria-live="polite"
-        data-validity={parsed.success ? 'valid' : 'invalid'}
-      >
-        {parsed.success
-          ? 'The rules are valid.'
-          : `${issues.length} problem${issues.length === 1 ? '' : 's'} to fix.`}
-      </p>
+      <Validity issues={parsed.success ? undefined : issues} />
       <RulePreview session={props.session} rules={parsed.success ? parsed.rules : undefined} />
       <ErrorMessage error={save.error} />
       <div class="actions">
@@ -112,49 +130,101 @@ function PartnerConfigForm(props: {
   )
 }
 
-interface PartnerStats {
-  stats: { totalMatches: number; byConfig: { slug: string; label: string; matches: number }[] }
-}
-
-export function PartnerRules({ session }: { session: Session }) {
-  const base = `/partner/organizations/${session.organizationId}/icp-configs`
-  const [editing, setEditing] = useState<Editing>()
+/** The organization's partner configs and their matches over 30 days, reloaded together. */
+function usePartnerConfigs(session: Session) {
+  const path = { organizationId: session.organizationId }
   const configs = useLoad(
-    (signal) => request<{ icpConfigs: PartnerIcpConfig[] }>(session, base, { partner: true, signal }),
+    (signal) =>
+      partnerApi(session)
+        .get('/partner/organizations/{organizationId}/icp-configs', { params: { path }, signal })
+        .then(({ icpConfigs }) => ({ icpConfigs: withRules(icpConfigs) })),
     [],
   )
   const stats = useLoad(
     (signal) =>
-      request<PartnerStats>(session, `${base}/stats`, {
-        partner: true,
-        query: rangeInstants(presetRange('30d')),
+      partnerApi(session).get('/partner/organizations/{organizationId}/icp-configs/stats', {
+        params: { path, query: rangeInstants(presetRange('30d')) },
         signal,
       }),
     [],
-  )
-  const remove = useAction((slug: string) =>
-    request(session, `${base}/${slug}`, { method: 'DELETE', partner: true }),
   )
   const reload = () => {
     configs.reload()
     stats.reload()
   }
+  return { configs, stats, reload }
+}
+
+const newRules = (): Editing => ({
+  label: '',
+  priority: 0,
+  isActive: true,
+  groups: [{ operator: 'AND', conditions: [newCondition()] }],
+})
+
+/** A stored config as the form edits it. */
+const editingOf = (config: PartnerIcpConfig): Editing => ({
+  slug: config.slug,
+  label: config.label,
+  priority: config.priority,
+  isActive: config.isActive,
+  groups: fromRules(config.rules),
+})
+
+function PartnerConfigCard(props: {
+  config: PartnerIcpConfig
+  matches: number
+  onEdit: () => void
+  onDelete: () => void
+}) {
+  const { config } = props
+  const groups = config.rules.groups.length
+  return (
+    <li class="card" data-slug={config.slug}>
+      <p>
+        <strong>{config.label}</strong> <code class="muted">{config.slug}</code>,{' '}
+        {config.isActive ? 'active' : 'inactive'}, priority {config.priority}, {groups} group
+        {groups === 1 ? '' : 's'}
+      </p>
+      <p>
+        Matches (30 days): {formatNumber(props.matches)};{' '}
+        <RecalculationStatus recalculation={config.recalculation} />
+      </p>
+      <div class="actions">
+        <button type="button" class="secondary" aria-label={`Edit ${config.label}`} onClick={props.onEdit}>
+          Edit
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          aria-label={`Delete ${config.label}`}
+          onClick={props.onDelete}
+        >
+          Delete
+        </button>
+      </div>
+    </li>
+  )
+}
+
+export function PartnerRules({ session }: { session: Session }) {
+  const [editing, setEditing] = useState<Editing>()
+  const { configs, stats, reload } = usePartnerConfigs(session)
+  const remove = useAction((slug: string) =>
+    partnerApi(session).delete('/partner/organizations/{organizationId}/icp-configs/{slug}', {
+      params: { path: { organizationId: session.organizationId, slug } },
+    }),
+  )
+  const onDelete = async (config: PartnerIcpConfig) => {
+    if (confirm(`Delete the rules "${config.label}"?`) && (await remove.run(config.slug))) reload()
+  }
+  const matchesOf = (slug: string) => stats.data?.stats.byConfig.find((s) => s.slug === slug)?.matches ?? 0
   return (
     <section aria-labelledby="partner-rules-title">
       <div class="section-head">
         <h2 id="partner-rules-title">Partner rules</h2>
         {editing ? null : (
-          <button
-            type="button"
-            onClick={() =>
-              setEditing({
-                label: '',
-                priority: 0,
-                isActive: true,
-                groups: [{ operator: 'AND', conditions: [newCondition()] }],
-              })
-            }
-          >
+          <button type="button" onClick={() => setEditing(newRules())}>
             New partner rules
           </button>
         )}
@@ -189,49 +259,13 @@ export function PartnerRules({ session }: { session: Session }) {
           ) : (
             <ul class="cards">
               {icpConfigs.map((config) => (
-                <li class="card" key={config.slug} data-slug={config.slug}>
-                  <p>
-                    <strong>{config.label}</strong> <code class="muted">{config.slug}</code>,{' '}
-                    {config.isActive ? 'active' : 'inactive'}, priority {config.priority},{' '}
-                    {config.rules.groups.length} group{config.rules.groups.length === 1 ? '' : 's'}
-                  </p>
-                  <p>
-                    Matches (30 days):{' '}
-                    {formatNumber(
-                      stats.data?.stats.byConfig.find((s) => s.slug === config.slug)?.matches ?? 0,
-                    )}
-                    ; <RecalculationStatus recalculation={config.recalculation} />
-                  </p>
-                  <div class="actions">
-                    <button
-                      type="button"
-                      class="secondary"
-                      aria-label={`Edit ${config.label}`}
-                      onClick={() =>
-                        setEditing({
-                          slug: config.slug,
-                          label: config.label,
-                          priority: config.priority,
-                          isActive: config.isActive,
-                          groups: fromRules(config.rules),
-                        })
-                      }
-                    >
-                      Edit
-                    </button>
-                    <button
-                      type="button"
-                      class="secondary"
-                      aria-label={`Delete ${config.label}`}
-                      onClick={async () => {
-                        if (confirm(`Delete the rules "${config.label}"?`) && (await remove.run(config.slug)))
-                          reload()
-                      }}
-                    >
-                      Delete
-                    </button>
-                  </div>
-                </li>
+                <PartnerConfigCard
+                  key={config.slug}
+                  config={config}
+                  matches={matchesOf(config.slug)}
+                  onEdit={() => setEditing(editingOf(config))}
+                  onDelete={() => onDelete(config)}
+                />
               ))}
             </ul>
           )

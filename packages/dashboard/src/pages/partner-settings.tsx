@@ -1,54 +1,31 @@
 // The partner's settings: its two webhooks (with a test and the delivery log), its custom
-// tracking domain (DNS records and verification), and the email defaults of its organizations.
+// tracking domain (custom-domain.tsx), and the email defaults of its organizations.
 import { useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
+import { type Answer, partnerApi, type Session } from '../api.js'
 import { Empty, ErrorMessage, Pager, Show, useAction, useLoad } from '../components/ui.js'
 import { formatDateTime } from '../format.js'
+import { CustomDomain } from './custom-domain.js'
 import { EmailPreferences } from './email-preferences.js'
 
-type WebhookType = 'identification' | 'billing'
-interface Webhook {
-  url: string
-  enabled: boolean
-  hasSecret: boolean
-}
-interface LogEntry {
-  id: string
-  type: WebhookType
-  status: 'success' | 'retrying' | 'failed'
-  statusCode: number
-  attemptedAt: string
-  responseTimeMs: number
-  eventType: string
-  attempt: number
-  error: string | null
-}
-interface Domain {
-  domain: string
-  verified: boolean
-  dnsRecords: { type: string; name: string; value: string; status?: string }[]
-  instructions: string
-}
+type Webhooks = Answer<'get', '/partner/webhooks'>
+type WebhookType = keyof Webhooks
 
-function WebhookForm(props: { session: Session; type: WebhookType; webhook: Webhook; onSaved: () => void }) {
+function WebhookForm(props: {
+  session: Session
+  type: WebhookType
+  webhook: Webhooks[WebhookType]
+  onSaved: () => void
+}) {
   const { session, type } = props
   const [url, setUrl] = useState(props.webhook.url)
   const [secret, setSecret] = useState('')
   const [enabled, setEnabled] = useState(props.webhook.enabled)
   const save = useAction(() =>
-    request(session, `/partner/webhooks/${type}`, {
-      method: 'PUT',
-      partner: true,
+    partnerApi(session).put(`/partner/webhooks/${type}`, {
       body: { url: url.trim(), enabled, ...(secret ? { secret } : {}) },
     }),
   )
-  const test = useAction(() =>
-    request<{ success: boolean; message: string }>(session, '/partner/webhooks/test', {
-      method: 'POST',
-      partner: true,
-      body: { type },
-    }),
-  )
+  const test = useAction(() => partnerApi(session).post('/partner/webhooks/test', { body: { type } }))
   const title = type === 'identification' ? 'Identification webhook' : 'Billing webhook'
   return (
     <form
@@ -111,23 +88,50 @@ function WebhookForm(props: { session: Session; type: WebhookType; webhook: Webh
   )
 }
 
+type Delivery = Answer<'get', '/partner/webhooks/logs'>['logs'][number]
+
+/** One attempt: when, which webhook and event, how it went, and a button to send it again. */
+function DeliveryRow(props: { entry: Delivery; busy: boolean; onRedeliver: () => void }) {
+  const { entry } = props
+  return (
+    <tr>
+      <td>{formatDateTime(entry.attemptedAt)}</td>
+      <td>{entry.type}</td>
+      <td>
+        {entry.eventType} <span class="muted">attempt {entry.attempt}</span>
+      </td>
+      <td>
+        {entry.status}
+        {entry.statusCode ? ` (HTTP ${entry.statusCode}, ${entry.responseTimeMs} ms)` : ''}
+        {entry.error ? <span class="muted"> {entry.error}</span> : null}
+      </td>
+      <td>
+        <button
+          type="button"
+          class="secondary"
+          aria-label={`Send again: ${entry.eventType} of ${formatDateTime(entry.attemptedAt)}`}
+          disabled={props.busy}
+          onClick={props.onRedeliver}
+        >
+          Send again
+        </button>
+      </td>
+    </tr>
+  )
+}
+
 function DeliveryLog({ session }: { session: Session }) {
   const [page, setPage] = useState(1)
   const logs = useLoad(
     (signal) =>
-      request<{ logs: LogEntry[]; total: number; page: number; pageSize: number }>(
-        session,
-        '/partner/webhooks/logs',
-        {
-          partner: true,
-          query: { page, pageSize: 10 },
-          signal,
-        },
-      ),
+      partnerApi(session).get('/partner/webhooks/logs', {
+        params: { query: { page, pageSize: 10 } },
+        signal,
+      }),
     [page],
   )
   const redeliver = useAction((id: string) =>
-    request(session, `/partner/webhooks/logs/${id}/redeliver`, { method: 'POST', partner: true }),
+    partnerApi(session).post('/partner/webhooks/logs/{id}/redeliver', { params: { path: { id } } }),
   )
   return (
     <section aria-labelledby="log-title">
@@ -160,31 +164,14 @@ function DeliveryLog({ session }: { session: Session }) {
                   </thead>
                   <tbody>
                     {result.logs.map((entry) => (
-                      <tr key={entry.id}>
-                        <td>{formatDateTime(entry.attemptedAt)}</td>
-                        <td>{entry.type}</td>
-                        <td>
-                          {entry.eventType} <span class="muted">attempt {entry.attempt}</span>
-                        </td>
-                        <td>
-                          {entry.status}
-                          {entry.statusCode ? ` (HTTP ${entry.statusCode}, ${entry.responseTimeMs} ms)` : ''}
-                          {entry.error ? <span class="muted"> {entry.error}</span> : null}
-                        </td>
-                        <td>
-                          <button
-                            type="button"
-                            class="secondary"
-                            aria-label={`Send again: ${entry.eventType} of ${formatDateTime(entry.attemptedAt)}`}
-                            disabled={redeliver.busy}
-                            onClick={async () => {
-                              if (await redeliver.run(entry.id)) logs.reload()
-                            }}
-                          >
-                            Send again
-                          </button>
-                        </td>
-                      </tr>
+                      <DeliveryRow
+                        key={entry.id}
+                        entry={entry}
+                        busy={redeliver.busy}
+                        onRedeliver={async () => {
+                          if (await redeliver.run(entry.id)) logs.reload()
+                        }}
+                      />
                     ))}
                   </tbody>
                 </table>
@@ -203,126 +190,8 @@ function DeliveryLog({ session }: { session: Session }) {
   )
 }
 
-function CustomDomain({ session }: { session: Session }) {
-  const current = useLoad(
-    (signal) =>
-      request<Domain>(session, '/partner/domain/verification', { partner: true, signal }).then(
-        (found) => (found.domain ? found : null),
-        (error) => {
-          // No domain set yet is not a failure of the page: the form below sets one.
-          if ((error as { status?: number }).status === 404) return null
-          throw error
-        },
-      ),
-    [],
-  )
-  const [domain, setDomain] = useState('')
-  const set = useAction(() =>
-    request<Domain>(session, '/partner/domain', {
-      method: 'PUT',
-      partner: true,
-      body: { domain: domain.trim() },
-    }),
-  )
-  const verify = useAction(() =>
-    request<{ success: boolean; verified: boolean; message?: string }>(session, '/partner/domain/verify', {
-      method: 'POST',
-      partner: true,
-    }),
-  )
-  return (
-    <section class="card" aria-labelledby="domain-title">
-      <h2 id="domain-title">Custom tracking domain</h2>
-      <Show loaded={current}>
-        {(found) =>
-          found ? (
-            <>
-              <p>
-                <strong>{found.domain}</strong>: {found.verified ? 'verified' : 'not verified yet'}
-              </p>
-              <p class="hint">{found.instructions}</p>
-              <div class="table-wrap">
-                <table>
-                  <caption>DNS records to create</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Type</th>
-                      <th scope="col">Name</th>
-                      <th scope="col">Value</th>
-                      <th scope="col">Status</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {found.dnsRecords.map((record) => (
-                      <tr key={record.name}>
-                        <td>{record.type}</td>
-                        <td>
-                          <code>{record.name}</code>
-                        </td>
-                        <td>
-                          <code>{record.value}</code>
-                        </td>
-                        <td>{record.status ?? 'pending'}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <button
-                type="button"
-                disabled={verify.busy}
-                onClick={async () => {
-                  if (await verify.run()) current.reload()
-                }}
-              >
-                {verify.busy ? 'Checking DNS…' : 'Verify now'}
-              </button>
-              {verify.done ? (
-                <p class={verify.done.verified ? 'valid' : 'error-text'} role="status">
-                  {verify.done.verified ? 'Verified.' : (verify.done.message ?? 'Not verified yet.')}
-                </p>
-              ) : null}
-              <ErrorMessage error={verify.error} />
-            </>
-          ) : (
-            <p class="hint">No custom domain yet: snippets load the pixel from this server’s address.</p>
-          )
-        }
-      </Show>
-      <form
-        onSubmit={async (event) => {
-          event.preventDefault()
-          if (await set.run()) {
-            setDomain('')
-            current.reload()
-          }
-        }}
-      >
-        <div class="field">
-          <label for="custom-domain">{current.data ? 'Change the domain' : 'Domain'}</label>
-          <input
-            id="custom-domain"
-            required
-            placeholder="track.example.com"
-            value={domain}
-            onInput={(e) => setDomain((e.target as HTMLInputElement).value)}
-          />
-        </div>
-        <ErrorMessage error={set.error} />
-        <button type="submit" disabled={set.busy}>
-          {set.busy ? 'Saving…' : 'Set domain'}
-        </button>
-      </form>
-    </section>
-  )
-}
-
 export function PartnerSettings({ session }: { session: Session }) {
-  const webhooks = useLoad(
-    (signal) =>
-      request<Record<WebhookType, Webhook>>(session, '/partner/webhooks', { partner: true, signal }),
-    [],
-  )
+  const webhooks = useLoad((signal) => partnerApi(session).get('/partner/webhooks', { signal }), [])
   return (
     <>
       <section class="card" aria-labelledby="webhooks-title">

@@ -1,10 +1,10 @@
 // Settings: the pixel's configuration, the two install snippets, API keys; with a partner key,
 // webhooks, the custom domain and email preferences too.
 import { useState } from 'preact/hooks'
-import { request, type Session } from '../api.js'
-import { CopyButton, Empty, ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
-import { formatDateTime } from '../format.js'
-import type { ApiKey, PixelConfig } from '../types.js'
+import { api, type Session } from '../api.js'
+import { CopyButton, ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
+import type { PixelConfig } from '../types.js'
+import { ApiKeys } from './api-keys.js'
 import { PartnerSettings } from './partner-settings.js'
 
 const lines = (text: string) =>
@@ -12,6 +12,54 @@ const lines = (text: string) =>
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean)
+
+/** A textarea of one value a line. */
+function LinesField(props: { id: string; label: string; value: string; onInput: (value: string) => void }) {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <textarea
+        id={props.id}
+        rows={3}
+        value={props.value}
+        onInput={(e) => props.onInput((e.target as HTMLTextAreaElement).value)}
+      />
+    </div>
+  )
+}
+
+type PrivacyFlags = Pick<PixelConfig, 'ipTracking' | 'respectPrivacySignals' | 'formCapture'>
+
+/** Each privacy switch: its label and what it does. */
+const privacySwitches: [keyof PrivacyFlags, string, string][] = [
+  ['ipTracking', 'Use IP addresses', 'to find the company of a visit'],
+  ['respectPrivacySignals', 'Respect privacy signals', 'Do Not Track and Global Privacy Control'],
+  ['formCapture', 'Capture form emails', 'identify visitors who type their email in a form'],
+]
+
+function PrivacyFields({
+  flags,
+  onChange,
+}: {
+  flags: PrivacyFlags
+  onChange: (flags: PrivacyFlags) => void
+}) {
+  return (
+    <fieldset>
+      <legend>Privacy</legend>
+      {privacySwitches.map(([key, label, hint]) => (
+        <label class="toggle" key={key}>
+          <input
+            type="checkbox"
+            checked={flags[key]}
+            onChange={(e) => onChange({ ...flags, [key]: (e.target as HTMLInputElement).checked })}
+          />
+          {label} <span class="hint">{hint}</span>
+        </label>
+      ))}
+    </fieldset>
+  )
+}
 
 function PixelForm({
   session,
@@ -24,26 +72,16 @@ function PixelForm({
 }) {
   const [referrers, setReferrers] = useState(config.allowedReferrers.join('\n'))
   const [domains, setDomains] = useState(config.verifiedDomains.join('\n'))
-  const [flags, setFlags] = useState({
+  const [flags, setFlags] = useState<PrivacyFlags>({
     ipTracking: config.ipTracking,
     respectPrivacySignals: config.respectPrivacySignals,
     formCapture: config.formCapture,
   })
   const save = useAction(() =>
-    request(session, `/visitor-tracking/${session.organizationId}/pixel-config`, {
-      method: 'PUT',
+    api(session).put('/visitor-tracking/{organizationId}/pixel-config', {
+      params: { path: { organizationId: session.organizationId } },
       body: { allowedReferrers: lines(referrers), verifiedDomains: lines(domains), ...flags },
     }),
-  )
-  const flag = (key: keyof typeof flags, label: string, hint: string) => (
-    <label class="toggle" key={key}>
-      <input
-        type="checkbox"
-        checked={flags[key]}
-        onChange={(e) => setFlags({ ...flags, [key]: (e.target as HTMLInputElement).checked })}
-      />
-      {label} <span class="hint">{hint}</span>
-    </label>
   )
   return (
     <form
@@ -58,30 +96,19 @@ function PixelForm({
       <p>
         Tracking key <code>{config.trackingKey}</code>
       </p>
-      <div class="field">
-        <label for="allowed-referrers">Allowed referrers (one URL a line; empty: any site)</label>
-        <textarea
-          id="allowed-referrers"
-          rows={3}
-          value={referrers}
-          onInput={(e) => setReferrers((e.target as HTMLTextAreaElement).value)}
-        />
-      </div>
-      <div class="field">
-        <label for="verified-domains">Verified domains (one a line)</label>
-        <textarea
-          id="verified-domains"
-          rows={3}
-          value={domains}
-          onInput={(e) => setDomains((e.target as HTMLTextAreaElement).value)}
-        />
-      </div>
-      <fieldset>
-        <legend>Privacy</legend>
-        {flag('ipTracking', 'Use IP addresses', 'to find the company of a visit')}
-        {flag('respectPrivacySignals', 'Respect privacy signals', 'Do Not Track and Global Privacy Control')}
-        {flag('formCapture', 'Capture form emails', 'identify visitors who type their email in a form')}
-      </fieldset>
+      <LinesField
+        id="allowed-referrers"
+        label="Allowed referrers (one URL a line; empty: any site)"
+        value={referrers}
+        onInput={setReferrers}
+      />
+      <LinesField
+        id="verified-domains"
+        label="Verified domains (one a line)"
+        value={domains}
+        onInput={setDomains}
+      />
+      <PrivacyFields flags={flags} onChange={setFlags} />
       <ErrorMessage error={save.error} />
       <button type="submit" disabled={save.busy}>
         {save.busy ? 'Saving…' : 'Save pixel settings'}
@@ -107,13 +134,10 @@ function Snippet({
 }) {
   const loaded = useLoad(
     (signal) =>
-      request<{ script: string }>(
-        session,
-        `/visitor-tracking/${session.organizationId}/installation/script/${type}`,
-        {
-          signal,
-        },
-      ),
+      api(session).get('/visitor-tracking/{organizationId}/installation/script/{type}', {
+        params: { path: { organizationId: session.organizationId, type } },
+        signal,
+      }),
     [],
   )
   const id = `snippet-${type}`
@@ -134,165 +158,11 @@ function Snippet({
   )
 }
 
-const scopes = ['read', 'write', 'admin', 'agency:read', 'agency:write'] as const
-
-function ApiKeys({ session }: { session: Session }) {
-  const path = `/organization/${session.organizationId}/api-keys`
-  const keys = useLoad((signal) => request<{ apiKeys: ApiKey[] }>(session, path, { signal }), [])
-  const [name, setName] = useState('')
-  const [chosen, setChosen] = useState<string[]>(['read'])
-  const [expires, setExpires] = useState('')
-  const create = useAction(() =>
-    request<{ apiKey: ApiKey; plainKey: string }>(session, path, {
-      method: 'POST',
-      body: {
-        name: name.trim(),
-        scopes: chosen,
-        ...(expires ? { expiresAt: new Date(`${expires}T23:59:59`).toISOString() } : {}),
-      },
-    }),
-  )
-  const revoke = useAction((id: string) => request(session, `${path}/${id}`, { method: 'DELETE' }))
-  return (
-    <section class="card" aria-labelledby="keys-title">
-      <h2 id="keys-title">API keys</h2>
-      <form
-        aria-label="Create an API key"
-        onSubmit={async (event) => {
-          event.preventDefault()
-          if (await create.run()) {
-            setName('')
-            keys.reload()
-          }
-        }}
-      >
-        <div class="row">
-          <div class="field">
-            <label for="key-name">Name</label>
-            <input
-              id="key-name"
-              required
-              value={name}
-              onInput={(e) => setName((e.target as HTMLInputElement).value)}
-            />
-          </div>
-          <div class="field narrow">
-            <label for="key-expires">Expires (optional)</label>
-            <input
-              id="key-expires"
-              type="date"
-              value={expires}
-              onInput={(e) => setExpires((e.target as HTMLInputElement).value)}
-            />
-          </div>
-        </div>
-        <fieldset>
-          <legend>Scopes</legend>
-          {scopes.map((scope) => (
-            <label class="toggle" key={scope}>
-              <input
-                type="checkbox"
-                checked={chosen.includes(scope)}
-                onChange={(e) =>
-                  setChosen(
-                    (e.target as HTMLInputElement).checked
-                      ? [...chosen, scope]
-                      : chosen.filter((s) => s !== scope),
-                  )
-                }
-              />
-              {scope}
-            </label>
-          ))}
-        </fieldset>
-        <ErrorMessage error={create.error} />
-        <button type="submit" disabled={create.busy}>
-          {create.busy ? 'Creating…' : 'Create key'}
-        </button>
-      </form>
-      {create.done ? (
-        <div class="notice" role="status">
-          <p>
-            The new key, shown only now: <code data-plain-key>{create.done.plainKey}</code>
-          </p>
-          <CopyButton text={create.done.plainKey} label="the new key" />
-        </div>
-      ) : null}
-      <ErrorMessage error={revoke.error} />
-      <Show loaded={keys}>
-        {({ apiKeys }) =>
-          apiKeys.length === 0 ? (
-            <Empty title="No keys" />
-          ) : (
-            <div class="table-wrap">
-              <table>
-                <caption class="visually-hidden">API keys</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Prefix</th>
-                    <th scope="col">Scopes</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {apiKeys.map((key) => (
-                    <tr key={key.id} data-key={key.name}>
-                      <td>{key.name}</td>
-                      <td>
-                        <code>{key.keyPrefix}…</code>
-                      </td>
-                      <td>{key.scopes.join(', ')}</td>
-                      <td>{formatDateTime(key.lastUsedAt)}</td>
-                      <td>
-                        {key.status === 'revoked'
-                          ? 'Revoked'
-                          : key.expiresAt
-                            ? `Active until ${formatDateTime(key.expiresAt)}`
-                            : 'Active'}
-                      </td>
-                      <td>
-                        {key.status === 'active' ? (
-                          <button
-                            type="button"
-                            class="secondary danger"
-                            aria-label={`Revoke ${key.name}`}
-                            disabled={revoke.busy || session.apiKey.startsWith(key.keyPrefix)}
-                            title={
-                              session.apiKey.startsWith(key.keyPrefix)
-                                ? 'The key you signed in with'
-                                : undefined
-                            }
-                            onClick={async () => {
-                              if (
-                                confirm(`Revoke "${key.name}"? Calls with it fail at once.`) &&
-                                (await revoke.run(key.id))
-                              )
-                                keys.reload()
-                            }}
-                          >
-                            Revoke
-                          </button>
-                        ) : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Show>
-    </section>
-  )
-}
-
 export function SettingsPage({ session }: { session: Session }) {
   const pixel = useLoad(
     (signal) =>
-      request<{ pixelConfig: PixelConfig }>(session, `/visitor-tracking/${session.organizationId}`, {
+      api(session).get('/visitor-tracking/{organizationId}', {
+        params: { path: { organizationId: session.organizationId } },
         signal,
       }),
     [],

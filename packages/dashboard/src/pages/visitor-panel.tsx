@@ -1,32 +1,14 @@
 // One visitor's profile in a modal dialog: contact, company, ICP statuses, sessions (geo, device,
-// UTMs), page views, and the phone search with its state and credit cost.
+// UTMs), page views, and the phone search (phone-search.tsx).
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { ApiError, request, type Session } from '../api.js'
-import { ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
+import { api, type Session } from '../api.js'
+import { Show, useLoad } from '../components/ui.js'
 import { formatDateTime, formatDuration, personName } from '../format.js'
-import type { Organization, VisitorProfile } from '../types.js'
+import type { VisitorProfile } from '../types.js'
+import { PhoneSearch } from './phone-search.js'
 
-/** Credits a phone search reserves, charged only when a phone is found (see /docs). */
-export const phoneSearchCredits = 5
-
-const statusText: Record<string, string> = {
-  ongoing: 'Searching… the number shows here once found',
-  found: 'Found',
-  not_found: 'No phone found; a search that found none is not retried',
-  error: 'The search failed; you may retry once',
-  expired: 'No answer in time; you may retry once',
-}
-
-const conflictStatus: Record<string, string> = {
-  search_ongoing: 'ongoing',
-  not_found: 'not_found',
-  retry_exhausted: 'error',
-  already_unlocked: 'found',
-}
-
-/** How often, and how many times, the profile is read again while a search runs. */
-const pollMs = 2000
-const pollTimes = 15
+/** Page views shown before "Show all". */
+const firstViews = 20
 
 function Facts({ rows }: { rows: [string, string | null | undefined][] }) {
   const shown = rows.filter(([, value]) => value)
@@ -43,96 +25,135 @@ function Facts({ rows }: { rows: [string, string | null | undefined][] }) {
   )
 }
 
-/**
- * The phone search. A B2B organization's profile says how its latest search stands
- * (`phoneNumberSearchStatus`); a start answers `ongoing`, or a 409 naming why not (its message is
- * shown), and while a search runs the profile is read again until it ends.
- */
-function PhoneSearch(props: { session: Session; profile: VisitorProfile; reload: () => void }) {
-  const { session, profile } = props
-  const organization = useLoad(
-    (signal) => request<Organization>(session, `/organization/${session.organizationId}`, { signal }),
-    [],
-  )
-  const [started, setStarted] = useState<{ status: string; message?: string }>()
-  const [polls, setPolls] = useState(0)
-  const search = useAction(async () => {
-    try {
-      const answer = await request<{ phoneNumberSearchStatus: string }>(
-        session,
-        '/visitor-tracking/phone-number-search',
-        {
-          method: 'POST',
-          body: { organizationId: session.organizationId, visitorId: profile.id },
-        },
-      )
-      setStarted({ status: answer.phoneNumberSearchStatus })
-      setPolls(0)
-    } catch (error) {
-      // 409: an earlier search decides; its code says how it stands.
-      const known = error instanceof ApiError && error.status === 409 ? conflictStatus[error.code] : undefined
-      if (known) {
-        setStarted({ status: known, message: (error as ApiError).message })
-        return
-      }
-      throw error
-    }
-  })
-  const shown =
-    profile.phoneNumberSearchStatus === 'not_started' ? undefined : profile.phoneNumberSearchStatus
-  // After a start, the profile decides once read again (polls > 0): it shows the search's end.
-  const status = profile.phoneNumber
-    ? 'found'
-    : started && (polls === 0 || shown === undefined || shown === 'ongoing')
-      ? started.status
-      : shown
-  const polling = status === 'ongoing' && polls < pollTimes
-  useEffect(() => {
-    if (!polling) return
-    const timer = setTimeout(() => {
-      setPolls((n) => n + 1)
-      props.reload()
-    }, pollMs)
-    return () => clearTimeout(timer)
-  }, [polling, polls])
-  const b2b = organization.data?.productType === 'plus_employee'
-  const blocked = !b2b
-    ? 'Phone search needs a B2B plan.'
-    : !profile.contact?.linkedinUrl
-      ? 'Phone search needs the visitor’s LinkedIn profile.'
-      : undefined
+const place = (...parts: (string | null | undefined)[]) => parts.filter(Boolean).join(', ')
+
+function ContactSection({ contact }: { contact: VisitorProfile['contact'] }) {
   return (
-    <section aria-labelledby="phone-title">
-      <h3 id="phone-title">Phone number</h3>
-      {profile.phoneNumber ? (
-        <p>
-          <strong>{profile.phoneNumber}</strong>
-        </p>
-      ) : null}
-      <p class="status" data-status={status ?? 'unknown'} aria-live="polite">
-        {status && status !== 'found'
-          ? status === 'ongoing' && !polling
-            ? 'No number yet: the search may still run, or have found none. Search again to know.'
-            : ((status === started?.status ? started?.message : undefined) ?? statusText[status] ?? status)
-          : ''}
+    <section aria-labelledby="contact-title">
+      <h3 id="contact-title">Contact</h3>
+      {contact ? (
+        <Facts
+          rows={[
+            ['Email', contact.email],
+            ['Job title', contact.jobTitle],
+            ['Seniority', contact.seniority],
+            ['Department', contact.department],
+            ['Location', place(contact.city, contact.state, contact.country)],
+            ['LinkedIn', contact.linkedinUrl],
+          ]}
+        />
+      ) : (
+        <p class="muted">Not identified yet.</p>
+      )}
+    </section>
+  )
+}
+
+function CompanySection({ company }: { company: VisitorProfile['company'] }) {
+  return (
+    <section aria-labelledby="company-title">
+      <h3 id="company-title">Company</h3>
+      {company ? (
+        <Facts
+          rows={[
+            ['Name', company.name],
+            ['Domain', company.domain],
+            ['Industry', company.industry],
+            ['Employees', company.employeeSizeRange],
+            ['Revenue', company.revenueRange],
+            ['Location', place(company.city, company.region, company.country)],
+          ]}
+        />
+      ) : (
+        <p class="muted">No company known for this visitor.</p>
+      )}
+    </section>
+  )
+}
+
+function IcpSection({ profile }: { profile: VisitorProfile }) {
+  return (
+    <section aria-labelledby="icp-title">
+      <h3 id="icp-title">ICP</h3>
+      <p>
+        {profile.icp ? 'Matches an ICP config' : 'Matches no ICP config'};{' '}
+        {profile.personaMatch ? 'persona matched' : 'persona not matched'}
       </p>
-      {!profile.phoneNumber ? (
-        <>
-          <button
-            type="button"
-            disabled={search.busy || polling || Boolean(blocked)}
-            onClick={() => search.run()}
-          >
-            {search.busy ? 'Starting…' : status ? 'Search again' : 'Search phone number'}
-          </button>{' '}
-          <span class="hint">
-            Costs {phoneSearchCredits} credits, charged only if a number is found
-            {organization.data ? ` (balance: ${organization.data.identificationCredits})` : ''}.
-          </span>
-          {blocked && organization.data ? <p class="hint">{blocked}</p> : null}
-        </>
+      {Object.keys(profile.icpStatuses).length ? (
+        <ul class="statuses">
+          {Object.entries(profile.icpStatuses).map(([slug, matched]) => (
+            <li key={slug}>
+              <code>{slug}</code>: {matched ? 'match' : 'no match'}
+            </li>
+          ))}
+        </ul>
       ) : null}
-      <ErrorMessage error={search.error} />
+    </section>
+  )
+}
+
+/** One session: when and how long, where from and on what, how it came in. */
+function SessionItem({ visit }: { visit: VisitorProfile['sessions'][number] }) {
+  return (
+    <li>
+      <strong>{formatDateTime(visit.startedAt)}</strong>, {formatDuration(visit.sessionDurationSeconds)},{' '}
+      {visit.pageViewCount} pages
+      <br />
+      <span class="muted">
+        {place(visit.city, visit.region, visit.country) || 'Unknown place'} ·{' '}
+        {place(visit.deviceType, visit.browser, visit.os)}
+        {visit.isHosting ? ' · hosting network' : ''}
+        {visit.isAnonymous ? ' · anonymizer' : ''}
+      </span>
+      <br />
+      <span class="muted">
+        Entry {visit.entryPage || '–'}
+        {visit.referrer ? ` · from ${visit.referrer}` : ''}
+        {visit.utmSource
+          ? ` · UTM ${[visit.utmSource, visit.utmMedium, visit.utmCampaign, visit.utmTerm, visit.utmContent]
+              .filter(Boolean)
+              .join(' / ')}`
+          : ''}
+      </span>
+    </li>
+  )
+}
+
+function SessionsSection({ sessions }: { sessions: VisitorProfile['sessions'] }) {
+  return (
+    <section aria-labelledby="sessions-title">
+      <h3 id="sessions-title">Sessions ({sessions.length})</h3>
+      <ul class="sessions">
+        {sessions.map((visit) => (
+          <SessionItem key={visit.id} visit={visit} />
+        ))}
+      </ul>
+    </section>
+  )
+}
+
+function PageViewsSection(props: {
+  views: VisitorProfile['pageViews']
+  showAll: boolean
+  onShowAll: () => void
+}) {
+  const { views, showAll } = props
+  return (
+    <section aria-labelledby="views-title">
+      <h3 id="views-title">Page views ({views.length})</h3>
+      <ul class="views">
+        {(showAll ? views : views.slice(0, firstViews)).map((view, index) => (
+          <li key={`${view.visitedAt}-${index}`}>
+            <span class="muted">{formatDateTime(view.visitedAt)}</span> {view.title || view.url}{' '}
+            <span class="muted">{view.title ? view.url : ''}</span>
+          </li>
+        ))}
+      </ul>
+      {views.length > firstViews && !showAll ? (
+        <button type="button" class="secondary" onClick={props.onShowAll}>
+          Show all {views.length}
+        </button>
+      ) : null}
     </section>
   )
 }
@@ -142,11 +163,10 @@ export function VisitorPanel(props: { session: Session; visitorId: string; onClo
   const [showAllViews, setShowAllViews] = useState(false)
   const loaded = useLoad(
     (signal) =>
-      request<VisitorProfile>(
-        props.session,
-        `/visitor-tracking/${props.session.organizationId}/visitors/${props.visitorId}`,
-        { signal },
-      ),
+      api(props.session).get('/visitor-tracking/{organizationId}/visitors/{visitorId}', {
+        params: { path: { organizationId: props.session.organizationId, visitorId: props.visitorId } },
+        signal,
+      }),
     [props.visitorId],
   )
   useEffect(() => {
@@ -168,118 +188,16 @@ export function VisitorPanel(props: { session: Session; visitorId: string; onClo
             <p class="muted">
               First seen {formatDateTime(profile.firstSeenAt)}, last seen {formatDateTime(profile.lastSeenAt)}
             </p>
-            <section aria-labelledby="contact-title">
-              <h3 id="contact-title">Contact</h3>
-              {profile.contact ? (
-                <Facts
-                  rows={[
-                    ['Email', profile.contact.email],
-                    ['Job title', profile.contact.jobTitle],
-                    ['Seniority', profile.contact.seniority],
-                    ['Department', profile.contact.department],
-                    [
-                      'Location',
-                      [profile.contact.city, profile.contact.state, profile.contact.country]
-                        .filter(Boolean)
-                        .join(', '),
-                    ],
-                    ['LinkedIn', profile.contact.linkedinUrl],
-                  ]}
-                />
-              ) : (
-                <p class="muted">Not identified yet.</p>
-              )}
-            </section>
-            <section aria-labelledby="company-title">
-              <h3 id="company-title">Company</h3>
-              {profile.company ? (
-                <Facts
-                  rows={[
-                    ['Name', profile.company.name],
-                    ['Domain', profile.company.domain],
-                    ['Industry', profile.company.industry],
-                    ['Employees', profile.company.employeeSizeRange],
-                    ['Revenue', profile.company.revenueRange],
-                    [
-                      'Location',
-                      [profile.company.city, profile.company.region, profile.company.country]
-                        .filter(Boolean)
-                        .join(', '),
-                    ],
-                  ]}
-                />
-              ) : (
-                <p class="muted">No company known for this visitor.</p>
-              )}
-            </section>
-            <section aria-labelledby="icp-title">
-              <h3 id="icp-title">ICP</h3>
-              <p>
-                {profile.icp ? 'Matches an ICP config' : 'Matches no ICP config'};{' '}
-                {profile.personaMatch ? 'persona matched' : 'persona not matched'}
-              </p>
-              {Object.keys(profile.icpStatuses).length ? (
-                <ul class="statuses">
-                  {Object.entries(profile.icpStatuses).map(([slug, matched]) => (
-                    <li key={slug}>
-                      <code>{slug}</code>: {matched ? 'match' : 'no match'}
-                    </li>
-                  ))}
-                </ul>
-              ) : null}
-            </section>
+            <ContactSection contact={profile.contact} />
+            <CompanySection company={profile.company} />
+            <IcpSection profile={profile} />
             <PhoneSearch session={props.session} profile={profile} reload={loaded.reload} />
-            <section aria-labelledby="sessions-title">
-              <h3 id="sessions-title">Sessions ({profile.sessions.length})</h3>
-              <ul class="sessions">
-                {profile.sessions.map((visit) => (
-                  <li key={visit.id}>
-                    <strong>{formatDateTime(visit.startedAt)}</strong>,{' '}
-                    {formatDuration(visit.sessionDurationSeconds)}, {visit.pageViewCount} pages
-                    <br />
-                    <span class="muted">
-                      {[visit.city, visit.region, visit.country].filter(Boolean).join(', ') ||
-                        'Unknown place'}{' '}
-                      · {[visit.deviceType, visit.browser, visit.os].filter(Boolean).join(', ')}
-                      {visit.isHosting ? ' · hosting network' : ''}
-                      {visit.isAnonymous ? ' · anonymizer' : ''}
-                    </span>
-                    <br />
-                    <span class="muted">
-                      Entry {visit.entryPage || '–'}
-                      {visit.referrer ? ` · from ${visit.referrer}` : ''}
-                      {visit.utmSource
-                        ? ` · UTM ${[
-                            visit.utmSource,
-                            visit.utmMedium,
-                            visit.utmCampaign,
-                            visit.utmTerm,
-                            visit.utmContent,
-                          ]
-                            .filter(Boolean)
-                            .join(' / ')}`
-                        : ''}
-                    </span>
-                  </li>
-                ))}
-              </ul>
-            </section>
-            <section aria-labelledby="views-title">
-              <h3 id="views-title">Page views ({profile.pageViews.length})</h3>
-              <ul class="views">
-                {(showAllViews ? profile.pageViews : profile.pageViews.slice(0, 20)).map((view, index) => (
-                  <li key={`${view.visitedAt}-${index}`}>
-                    <span class="muted">{formatDateTime(view.visitedAt)}</span> {view.title || view.url}{' '}
-                    <span class="muted">{view.title ? view.url : ''}</span>
-                  </li>
-                ))}
-              </ul>
-              {profile.pageViews.length > 20 && !showAllViews ? (
-                <button type="button" class="secondary" onClick={() => setShowAllViews(true)}>
-                  Show all {profile.pageViews.length}
-                </button>
-              ) : null}
-            </section>
+            <SessionsSection sessions={profile.sessions} />
+            <PageViewsSection
+              views={profile.pageViews}
+              showAll={showAllViews}
+              onShowAll={() => setShowAllViews(true)}
+            />
           </div>
         )}
       </Show>

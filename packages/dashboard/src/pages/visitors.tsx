@@ -1,7 +1,7 @@
 // Visitors: who visited in a range, paginated (last seen first), ICP / persona filters, CSV, and
 // the profile panel of one visitor.
 import { useState } from 'preact/hooks'
-import { download, request, type Session } from '../api.js'
+import { api, type Session, saveFile } from '../api.js'
 import { RangePicker } from '../components/range-picker.js'
 import {
   Badge,
@@ -25,61 +25,39 @@ import {
   rangeInstants,
 } from '../format.js'
 import { followLink } from '../router.js'
-import type { Page, VisitorRow } from '../types.js'
+import { allFields, type VisitorRow } from '../types.js'
 import { VisitorPanel } from './visitor-panel.js'
 
 const pageSize = 25
 
 /** The API orders visitors by last visit; other orders sort the page shown. */
-const sortValue: Record<string, (row: VisitorRow) => string | number> = {
+const sortValue = {
   name: (row) => personName(row).toLowerCase(),
   company: (row) => row.company?.name.toLowerCase() ?? '',
   sessions: (row) => row.sessions,
   pageViews: (row) => row.pageViews,
   lastSeenAt: (row) => row.lastSeenAt,
   identifiedAt: (row) => row.identifiedAt ?? '',
+} satisfies Record<string, (row: VisitorRow) => string | number>
+
+type SortKey = keyof typeof sortValue
+
+/** The page's rows in the order chosen (the server's page is last seen first). */
+function sortRows(rows: VisitorRow[], sort: Sort<SortKey>): VisitorRow[] {
+  const value: (row: VisitorRow) => string | number = sortValue[sort.key]
+  const direction = sort.order === 'asc' ? 1 : -1
+  return [...rows].sort((a, b) => (value(a) < value(b) ? -direction : value(a) > value(b) ? direction : 0))
 }
 
-export function VisitorsPage({ session }: { session: Session }) {
-  const [range, setRange] = useState<DayRange>(() => presetRange('30d'))
-  const [icpOnly, setIcpOnly] = useState(false)
-  const [personaOnly, setPersonaOnly] = useState(false)
-  const [sort, setSort] = useState<Sort>({ key: 'lastSeenAt', order: 'desc' })
-  const [page, setPage] = useState(1)
-  const [open, setOpen] = useState<string>()
-  // /app/visitors?domain=acme.com: the visitors of one company (the Companies page links here).
-  const domain = new URLSearchParams(location.search).get('domain') ?? undefined
-  const query = {
-    organizationId: session.organizationId,
-    domain,
-    ...rangeInstants(range),
-    ICPOnly: icpOnly ? '1' : undefined,
-    personaOnly: personaOnly ? '1' : undefined,
-  }
-  const loaded = useLoad(
-    (signal) =>
-      request<Page<VisitorRow>>(session, '/companies/visitors', {
-        query: { ...query, page, limit: pageSize },
-        signal,
-      }),
-    [range.from, range.to, icpOnly, personaOnly, page],
-  )
-  const csv = useAction(() =>
-    download(session, '/companies/download', { ...query, statisticType: 'visitors' }, 'visitors.csv'),
-  )
-  const reset =
-    <T,>(set: (value: T) => void) =>
-    (value: T) => {
-      set(value)
-      setPage(1)
-    }
-  const columns: Column<VisitorRow>[] = [
+/** The table's columns; a visitor's name opens its profile through `onOpen`. */
+function visitorColumns(onOpen: (visitorId: string) => void): Column<VisitorRow, SortKey>[] {
+  return [
     {
       key: 'name',
       label: 'Visitor',
       sortable: true,
       render: (row) => (
-        <button type="button" class="link" data-visitor={row.id} onClick={() => setOpen(row.id)}>
+        <button type="button" class="link" data-visitor={row.id} onClick={() => onOpen(row.id)}>
           {personName(row)}
         </button>
       ),
@@ -124,29 +102,92 @@ export function VisitorsPage({ session }: { session: Session }) {
       ),
     },
   ]
-  const sorted = (rows: VisitorRow[]) => {
-    const value = sortValue[sort.key]!
-    const direction = sort.order === 'asc' ? 1 : -1
-    return [...rows].sort((a, b) => (value(a) < value(b) ? -direction : value(a) > value(b) ? direction : 0))
+}
+
+interface Filters {
+  range: DayRange
+  icpOnly: boolean
+  personaOnly: boolean
+}
+
+function Toolbar(props: {
+  filters: Filters
+  onFilter: (patch: Partial<Filters>) => void
+  csv: { busy: boolean; run: () => unknown }
+  /** The company the list is narrowed to, if any. */
+  domain: string | undefined
+}) {
+  const { filters, onFilter, csv, domain } = props
+  return (
+    <div class="toolbar">
+      <RangePicker range={filters.range} onChange={(range) => onFilter({ range })} />
+      <Toggle
+        label="ICP matches only"
+        checked={filters.icpOnly}
+        onChange={(icpOnly) => onFilter({ icpOnly })}
+      />
+      <Toggle
+        label="Persona matches only"
+        checked={filters.personaOnly}
+        onChange={(personaOnly) => onFilter({ personaOnly })}
+      />
+      <button type="button" class="secondary" onClick={() => csv.run()} disabled={csv.busy}>
+        {csv.busy ? 'Preparing…' : 'Download CSV'}
+      </button>
+      {domain ? (
+        <span class="chip">
+          Company: {domain}{' '}
+          <a href="/app/visitors" onClick={(event) => followLink(event, 'visitors')}>
+            Show all visitors
+          </a>
+        </span>
+      ) : null}
+    </div>
+  )
+}
+
+export function VisitorsPage({ session }: { session: Session }) {
+  const [filters, setFilters] = useState<Filters>(() => ({
+    range: presetRange('30d'),
+    icpOnly: false,
+    personaOnly: false,
+  }))
+  const [sort, setSort] = useState<Sort<SortKey>>({ key: 'lastSeenAt', order: 'desc' })
+  const [page, setPage] = useState(1)
+  const [open, setOpen] = useState<string>()
+  const { range, icpOnly, personaOnly } = filters
+  // /app/visitors?domain=acme.com: the visitors of one company (the Companies page links here).
+  const domain = new URLSearchParams(location.search).get('domain') ?? undefined
+  const query = {
+    organizationId: session.organizationId,
+    domain,
+    ...rangeInstants(range),
+    ICPOnly: icpOnly ? ('1' as const) : undefined,
+    personaOnly: personaOnly ? ('1' as const) : undefined,
+  }
+  const loaded = useLoad(
+    (signal) =>
+      api(session)
+        .get('/companies/visitors', { params: { query: { ...query, page, limit: pageSize } }, signal })
+        .then(allFields),
+    [range.from, range.to, icpOnly, personaOnly, page],
+  )
+  const csv = useAction(async () =>
+    saveFile(
+      await api(session).file('/companies/download', {
+        params: { query: { ...query, statisticType: 'visitors' } },
+      }),
+      'visitors.csv',
+    ),
+  )
+  // A new filter starts again from the first page.
+  const filter = (patch: Partial<Filters>) => {
+    setFilters((current) => ({ ...current, ...patch }))
+    setPage(1)
   }
   return (
     <>
-      <div class="toolbar">
-        <RangePicker range={range} onChange={reset(setRange)} />
-        <Toggle label="ICP matches only" checked={icpOnly} onChange={reset(setIcpOnly)} />
-        <Toggle label="Persona matches only" checked={personaOnly} onChange={reset(setPersonaOnly)} />
-        <button type="button" class="secondary" onClick={() => csv.run()} disabled={csv.busy}>
-          {csv.busy ? 'Preparing…' : 'Download CSV'}
-        </button>
-        {domain ? (
-          <span class="chip">
-            Company: {domain}{' '}
-            <a href="/app/visitors" onClick={(event) => followLink(event, 'visitors')}>
-              Show all visitors
-            </a>
-          </span>
-        ) : null}
-      </div>
+      <Toolbar filters={filters} onFilter={filter} csv={csv} domain={domain} />
       <ErrorMessage error={csv.error} />
       <p class="hint">Pages come last seen first; a column header sorts the page shown.</p>
       <Show loaded={loaded}>
@@ -161,8 +202,8 @@ export function VisitorsPage({ session }: { session: Session }) {
             <>
               <DataTable
                 caption="Visitors"
-                columns={columns}
-                rows={sorted(result.data)}
+                columns={visitorColumns(setOpen)}
+                rows={sortRows(result.data, sort)}
                 rowKey={(row) => row.id}
                 sort={sort}
                 onSort={setSort}
