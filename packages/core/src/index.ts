@@ -12,6 +12,13 @@ export {
   userRoleIn,
 } from './access/access.js'
 export type { Principal } from './access/auth.js'
+export type {
+  MembershipRow,
+  OrganizationRow,
+  PartnerRow,
+  ProductType,
+  UserRow,
+} from './accounts/rows.js'
 export { type AudienceFilter, audienceSql } from './analytics/audience.js'
 export {
   type ChartInterval,
@@ -129,6 +136,7 @@ export { billingSweep, handleProviderWebhook } from './billing/provider-sync.js'
 export { createStripeProvider, type StripeProviderOptions } from './billing/stripe-provider.js'
 export { type BillingDeps, planOf, readSubscription, type SubscriptionRow } from './billing/subscriptions.js'
 export { createBoundedCache } from './bounded-cache.js'
+export { type CompanyRow, companiesTable } from './companies/rows.js'
 export {
   type Config,
   ConfigError,
@@ -354,13 +362,6 @@ export {
   setMaxOverages,
   updateOrganization,
 } from './organizations/organizations.js'
-export type {
-  MembershipRow,
-  OrganizationRow,
-  PartnerRow,
-  ProductType,
-  UserRow,
-} from './organizations/rows.js'
 export {
   type CreateOrganizationInput,
   createOrganization,
@@ -435,8 +436,6 @@ export {
 } from './visitor-tracking/pixel-config.js'
 export {
   blankContactFields,
-  type CompanyRow,
-  companiesTable,
   type PixelConfigRow,
   type VisitorContactFields,
   type VisitorRow,

@@ -1,9 +1,6 @@
 // The repository of every entity, made once per store: the one module that knows every domain's
 // table, so the domain folders need not know each other's (they take `Repositories` as a type).
-import { type ApiKeyRow, apiKeysTable } from './api-keys/rows.js'
-import { type IcpConfigRow, icpConfigsTable } from './icp/rows.js'
-import { flowsTable, type StoredFlowRow } from './integrations/rows.js'
-import { type ListRow, listsTable } from './lists/rows.js'
+
 import {
   type MembershipRow,
   membershipsTable,
@@ -13,13 +10,16 @@ import {
   partnersTable,
   type UserRow,
   usersTable,
-} from './organizations/rows.js'
+} from './accounts/rows.js'
+import { type ApiKeyRow, apiKeysTable } from './api-keys/rows.js'
+import { type CompanyRow, companiesTable } from './companies/rows.js'
+import { type IcpConfigRow, icpConfigsTable } from './icp/rows.js'
+import { flowsTable, type StoredFlowRow } from './integrations/rows.js'
+import { type ListRow, listsTable } from './lists/rows.js'
 import type { Store } from './store/client.js'
 import type { ReadModel } from './store/read-model.js'
 import { createEntityRepository, type EntityDefinition, type EntityRepository } from './store/repository.js'
 import {
-  type CompanyRow,
-  companiesTable,
   type PixelConfigRow,
   pixelConfigsTable,
   type VisitorRow,

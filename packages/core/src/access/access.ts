@@ -1,5 +1,5 @@
+import type { MembershipRow, OrganizationRow, PartnerRow } from '../accounts/rows.js'
 import { appError } from '../errors.js'
-import type { MembershipRow, OrganizationRow, PartnerRow } from '../organizations/rows.js'
 import type { Repositories } from '../repositories.js'
 import type { Principal } from './auth.js'
 

@@ -1,7 +1,8 @@
 // The companies list: a page of the companies with visitors in a range, sorted by one figure, each
 // with its profile and every figure.
+
+import type { VisitorCompany } from '../companies/present.js'
 import type { QueryParams, Store } from '../store/client.js'
-import type { VisitorCompany } from '../visitor-tracking/visitors.js'
 import { type CompanyProfile, companyProfiles } from './company-profiles.js'
 import {
   firstInRange,

@@ -1,6 +1,7 @@
 // The profile fields of the companies a statistics page names, read by id.
+
+import type { CompanyRow } from '../companies/rows.js'
 import type { Store } from '../store/client.js'
-import type { CompanyRow } from '../visitor-tracking/rows.js'
 
 /** The company fields a statistics row shows. */
 export type CompanyProfile = Pick<

@@ -8,10 +8,11 @@ import { tempDir } from '@visitor-id/testing/temp-dir'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryCoordination } from '../coordination/memory.js'
+import { markAudienceChanged } from '../icp/audience-changes.js'
 import { newId } from '../ids.js'
 import { createStore, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
-import { markAudienceChanged, settleFirstHours, settleFirstHoursNow } from './first-hours.js'
+import { settleFirstHours, settleFirstHoursNow } from './first-hours.js'
 
 const tmp = tempDir('vid-first-hours-')
 let store: Store

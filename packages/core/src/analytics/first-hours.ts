@@ -16,10 +16,9 @@
 // (matched by an active config of its organization) and `persona` (its persona matched by an
 // active organization-level config), from the stored visitors, scores and configs. A change of the
 // audience is a change of the visitor: a new score (`audience_changes`, a view of icp_scores), a
-// config turned on, off or deleted (`markAudienceChanged`), an identification (`visitor_changes`).
+// config turned on, off or deleted (`markAudienceChanged` in icp), an identification (`visitor_changes`).
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Locks } from '../coordination/ports.js'
-import type { IcpConfigRow } from '../icp/rows.js'
 import type { Store } from '../store/client.js'
 import { renderStatement } from '../store/render-ddl.js'
 import { storedTime } from '../store/time.js'
@@ -195,23 +194,6 @@ export async function settleFirstHours(
   }
   await store.insert('first_hours_passes', [{ until, finished_at: new Date().toISOString() }])
   return { full, until }
-}
-
-/**
- * Marks the visitors a config matched (or whose persona it matched) as changed for the next pass:
- * turned on, off or deleted, it changes the ICPOnly and personaOnly audiences without a new score.
- */
-export async function markAudienceChanged(
-  store: Store,
-  config: Pick<IcpConfigRow, 'organization_id' | 'id'>,
-): Promise<void> {
-  await store.command(
-    `INSERT INTO audience_changes (organization_id, visitor_id, changed_at)
-    SELECT organization_id, visitor_id, now64(3) FROM icp_scores FINAL
-    WHERE organization_id = {organizationId:UUID} AND config_id = {configId:String}
-      AND (matched = 1 OR persona = 1)`,
-    { organizationId: config.organization_id, configId: config.id },
-  )
 }
 
 const lockName = 'analytics:first-hours'

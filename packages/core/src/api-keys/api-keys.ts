@@ -1,7 +1,7 @@
 import { findPartner, hasScope, requireKeyManagement, type Scope } from '../access/access.js'
 import type { Principal } from '../access/auth.js'
+import type { OrganizationRow } from '../accounts/rows.js'
 import { appError } from '../errors.js'
-import type { OrganizationRow } from '../organizations/rows.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
 import { createApiKey } from './issue.js'

@@ -4,9 +4,10 @@
 // organization's product type follows the plan, credits are granted once per paid period's invoice
 // (ledger entry `invoice:<id>`), and billing events get ids made from what they are about, so a
 // replay stores none twice.
+
+import type { OrganizationRow } from '../accounts/rows.js'
 import { grantCredits } from '../credits/ledger.js'
 import { appError } from '../errors.js'
-import type { OrganizationRow } from '../organizations/rows.js'
 import { storedTime } from '../store/time.js'
 import { type BillingEventInput, emitBillingEvents, periodReasons } from './billing-events.js'
 import { isB2bPlan, planByPrice } from './plans.js'

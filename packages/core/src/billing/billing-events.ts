@@ -1,8 +1,9 @@
 // Billing events (spec "Payments"; docs/decisions.md, "Billing"): the types, the payload partners'
 // billing webhooks carry, and storing them with ids made from what they are about, so a replay of
 // the same change stores none twice.
+
+import type { OrganizationRow } from '../accounts/rows.js'
 import { appendNewEvents, type EventType, eventIdOf } from '../events/events.js'
-import type { OrganizationRow } from '../organizations/rows.js'
 import type { ProviderInvoice } from './provider.js'
 import type { BillingDeps, SubscriptionRow } from './subscriptions.js'
 

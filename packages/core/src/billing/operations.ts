@@ -1,8 +1,9 @@
 // The payment routes' operations (spec "Payments"; docs/decisions.md, "Billing"): checkout, process,
 // plan update, cancel, portal and customer info, over the provider and the store's copy. Every
 // change they make ends in `applySubscription` (apply.ts).
+
+import type { OrganizationRow } from '../accounts/rows.js'
 import { appError } from '../errors.js'
-import type { OrganizationRow } from '../organizations/rows.js'
 import type { Repositories } from '../repositories.js'
 import { storedTime } from '../store/time.js'
 import { applyLocalInvoices, applySubscription } from './apply.js'

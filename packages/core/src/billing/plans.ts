@@ -3,8 +3,8 @@
 // are the ids of a Product and a recurring Price made in its dashboard.
 import { readFileSync } from 'node:fs'
 import { z } from 'zod'
+import type { ProductType } from '../accounts/rows.js'
 import { money } from '../email/mail-templates.js'
-import type { ProductType } from '../organizations/rows.js'
 
 const planSchema = z
   .object({

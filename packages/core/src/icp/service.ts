@@ -3,10 +3,11 @@
 // organization-level config re-scores the partner rules that read its results. Turning a config on
 // or off, or deleting it, changes who its matches count for (the ICPOnly and personaOnly
 // audiences) without a new score: its matched visitors are marked for the statistics' next pass.
-import { markAudienceChanged } from '../analytics/first-hours.js'
+
 import type { Coordination } from '../coordination/ports.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
+import { markAudienceChanged } from './audience-changes.js'
 import {
   changesScores,
   createIcpConfig,

@@ -1,6 +1,6 @@
 // The identification payload, field by field against the spec's table (section "Events").
 import { describe, expect, it } from 'vitest'
-import type { CompanyRow } from '../visitor-tracking/rows.js'
+import type { CompanyRow } from '../companies/rows.js'
 import type { VisitorSession } from '../visitor-tracking/visitors.js'
 import { type IdentificationPayloadInput, type IdentifiedVisitor, identificationPayload } from './payload.js'
 

@@ -3,9 +3,10 @@
 // unknown demographics null; is_hosting and is_anonymous are always sent; ip_address is left out
 // when the organization does not keep IP addresses.
 
+import type { CompanyRow } from '../companies/rows.js'
 import type { VisitorIcp } from '../icp/statuses.js'
 import { storedTime } from '../store/time.js'
-import type { CompanyRow, VisitorContactFields, VisitorRow } from '../visitor-tracking/rows.js'
+import type { VisitorContactFields, VisitorRow } from '../visitor-tracking/rows.js'
 import type { VisitorSession } from '../visitor-tracking/visitors.js'
 
 export type IdentificationEventType = 'visitor.identified' | 'visitor.phone_revealed'

@@ -2,11 +2,12 @@
 // when identification first knows a visitor, `visitor.phone_revealed` when a phone search finds
 // its phone. One read of the visitors' timelines and one of their companies for all of them.
 
+import { type CompanyRow, companiesTable } from '../companies/rows.js'
 import { eventIdOf, type StoredEvent } from '../events/events.js'
 import { organizationIcpConfigs } from '../icp/configs.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import { type CompanyRow, companiesTable, type VisitorRow } from '../visitor-tracking/rows.js'
+import type { VisitorRow } from '../visitor-tracking/rows.js'
 import { getVisitorProfiles } from '../visitor-tracking/visitors.js'
 import { type IdentificationEventType, identificationPayload } from './payload.js'
 

@@ -1,9 +1,14 @@
 import { hasScope, userActedFor } from '../access/access.js'
 import type { Principal } from '../access/auth.js'
+import {
+  type MembershipRow,
+  type OrganizationRow,
+  organizationsTable,
+  type UserRow,
+} from '../accounts/rows.js'
 import { appError } from '../errors.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import { type MembershipRow, type OrganizationRow, organizationsTable, type UserRow } from './rows.js'
 import { createOrganization, type InitialCredits } from './tenancy.js'
 
 type OrganizationPrincipal = Extract<Principal, { kind: 'organization' }>

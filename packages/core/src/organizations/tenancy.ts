@@ -1,10 +1,10 @@
+import type { ProductType } from '../accounts/rows.js'
 import { createPartnerKey } from '../api-keys/issue.js'
 import { newTrackingKey } from '../api-keys/keys.js'
 import { grantCredits, initialGrantEntryId } from '../credits/ledger.js'
 import { newId } from '../ids.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import type { ProductType } from './rows.js'
 
 export interface CreateOrganizationInput {
   name: string

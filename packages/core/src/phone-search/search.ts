@@ -15,6 +15,7 @@
 // job (`phoneSearchJobName`); transient failures are asked again with backoff until the search
 // times out.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { OrganizationRow } from '../accounts/rows.js'
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination, Locks } from '../coordination/ports.js'
 import { withLock } from '../coordination/with-lock.js'
@@ -28,7 +29,6 @@ import { appError } from '../errors.js'
 import { appendEvents } from '../events/events.js'
 import { visitorEvents } from '../identification/visitor-events.js'
 import { nextVersion, randomToken } from '../ids.js'
-import type { OrganizationRow } from '../organizations/rows.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
 import type { PhoneLookup, PhoneOutcome, PhoneProvider } from './provider.js'

@@ -1,3 +1,5 @@
+import { presentCompany, unknownCompany, type VisitorCompany } from '../companies/present.js'
+import type { CompanyRow } from '../companies/rows.js'
 import {
   type ProfileContact,
   profileContactFields,
@@ -7,7 +9,7 @@ import type { IcpConfigRow } from '../icp/rows.js'
 import { type VisitorIcp, visitorIcp } from '../icp/statuses.js'
 import type { Store } from '../store/client.js'
 import type { PageViewRow } from '../store/page-view-row.js'
-import type { CompanyRow, VisitorRow } from './rows.js'
+import type { VisitorRow } from './rows.js'
 
 /** A session as the REST API shows it (spec: "Session object"). */
 export interface VisitorSession {
@@ -56,50 +58,6 @@ export interface PageViewEntry {
   title: string
   sessionId: string
   visitedAt: string
-}
-
-/** The company fields the profile shows, as the webhook `company` object has them, camelCase. */
-export interface VisitorCompany {
-  id: string
-  name: string
-  domain: string
-  industry: string
-  size: string
-  employeeSizeRange: string
-  revenueRange: string
-  linkedinUrl: string
-  websiteUrl: string
-  description: string
-  logoUrl: string
-  address: string
-  address2: string
-  city: string
-  region: string
-  postalCode: string
-  country: string
-}
-
-/** A company row as the profile shows it. */
-export function presentCompany(row: CompanyRow): VisitorCompany {
-  return {
-    id: row.id,
-    name: row.name,
-    domain: row.domain,
-    industry: row.industry,
-    size: row.size,
-    employeeSizeRange: row.employee_size_range,
-    revenueRange: row.revenue_range,
-    linkedinUrl: row.linkedin_url,
-    websiteUrl: row.website_url,
-    description: row.description,
-    logoUrl: row.logo_url,
-    address: row.address,
-    address2: row.address_2,
-    city: row.city,
-    region: row.region,
-    postalCode: row.postal_code,
-    country: row.country,
-  }
 }
 
 export interface VisitorProfile {
@@ -244,30 +202,8 @@ async function companyObject(
   companyOf: VisitorProfileOptions['companyOf'],
 ): Promise<VisitorCompany> {
   const row = await companyOf?.(id)
-  if (row) return presentCompany(row)
-  return { id, ...emptyCompany }
+  return row ? presentCompany(row) : unknownCompany(id)
 }
-
-const emptyCompany = Object.fromEntries(
-  [
-    'name',
-    'domain',
-    'industry',
-    'size',
-    'employeeSizeRange',
-    'revenueRange',
-    'linkedinUrl',
-    'websiteUrl',
-    'description',
-    'logoUrl',
-    'address',
-    'address2',
-    'city',
-    'region',
-    'postalCode',
-    'country',
-  ].map((k) => [k, '']),
-) as Omit<VisitorCompany, 'id'>
 
 /**
  * The contact as the profile shows it. Not the phone, even where a row identified before that rule

@@ -1,11 +1,12 @@
 // The sample event a test delivery (`POST /partner/webhooks/test`) carries: built by the builders of
 // the real events (identificationPayload, billingPayload) from made-up values for every field, so a
 // receiver sees exactly what real deliveries will bring, field for field.
+
+import type { OrganizationRow } from '../accounts/rows.js'
 import { billingPayload } from '../billing/billing-events.js'
 import type { BillingDeps } from '../billing/subscriptions.js'
+import type { CompanyRow } from '../companies/rows.js'
 import { identificationPayload } from '../identification/payload.js'
-import type { OrganizationRow } from '../organizations/rows.js'
-import type { CompanyRow } from '../visitor-tracking/rows.js'
 import type { VisitorSession } from '../visitor-tracking/visitors.js'
 import type { WebhookKind } from './config.js'
 

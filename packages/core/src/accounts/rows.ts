@@ -1,4 +1,5 @@
-// The tenancy's rows: partners, their organizations, users and memberships.
+// The accounts: partners, their organizations, users and memberships. The rows every other domain
+// reads (access checks, keys, billing), kept apart from the organization services that use them.
 import { stampColumns } from '../store/columns.js'
 import type { EntityDefinition } from '../store/repository.js'
 
