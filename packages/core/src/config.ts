@@ -1,172 +1,10 @@
-import { isIP } from 'node:net'
+// The service's settings (`Config`), made once at start-up from the environment variables that
+// config-schema.ts describes, a section per area.
 import path from 'node:path'
-import { z } from 'zod'
 import { loadPlans, type Plan } from './billing/plans.js'
+import { configSchema, type ParsedEnv, pathList, type Role } from './config-schema.js'
 
-const boolean = z
-  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
-  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v))
-
-const optionalString = z
-  .string()
-  .optional()
-  .transform((v) => (v === '' ? undefined : v))
-
-const optionalUrl = (protocols: string[]) =>
-  optionalString.refine(
-    (v) => {
-      if (v === undefined) return true
-      try {
-        return protocols.includes(new URL(v).protocol)
-      } catch {
-        return false
-      }
-    },
-    { message: `must be a URL (${protocols.join(' or ')})` },
-  )
-
-/** A duration: milliseconds, or a number with `ms`, `s`, `m` or `h` (`10m`); at least 1 s. */
-const duration = z.union([z.number(), z.string()]).transform((value, context) => {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(String(value))
-  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match?.[2] ?? 'ms') as 'ms']
-  const ms = match ? Number(match[1]) * factor : Number.NaN
-  if (!Number.isFinite(ms) || ms < 1000 || ms > 7 * 86_400_000) {
-    context.addIssue({
-      code: 'custom',
-      message: 'must be a duration from 1s to 7 days (e.g. 600000, 10m, 30s)',
-    })
-    return z.NEVER
-  }
-  return Math.round(ms)
-})
-
-const roles = ['all', 'ingest', 'api', 'worker'] as const
-export type Role = (typeof roles)[number]
-
-/** Every setting of the service, read from environment variables by `loadConfig` once at start-up. */
-export const configSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  DATA_DIR: z.string().min(1).default('./data'),
-  PUBLIC_URL: optionalUrl(['http:', 'https:']),
-  ROLE: z.enum(roles).default('all'),
-  CLICKHOUSE_URL: optionalUrl(['http:', 'https:']),
-  CLICKHOUSE_USER: optionalString,
-  CLICKHOUSE_PASSWORD: optionalString,
-  CLICKHOUSE_DATABASE: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier')
-    .default('default'),
-  CLICKHOUSE_CLUSTER: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9_.-]+$/.test(v), {
-    message: 'must be a cluster name (letters, digits, _ . -)',
-  }),
-  CLICKHOUSE_SESSIONS: z.coerce.number().int().min(1).max(16).default(4),
-  ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
-  ICP_RESCORE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
-  ANALYTICS_SETTLE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(1_000),
-  SMTP_URL: optionalUrl(['smtp:', 'smtps:']),
-  MAIL_FROM: z.string().min(3).max(320).default('Visitor ID <no-reply@localhost>'),
-  EMAIL_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
-    message: 'must be at least 16 characters',
-  }),
-  CUSTOM_DOMAIN_TARGET: optionalString.refine(
-    (v) =>
-      v === undefined || /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]*\.?$/i.test(v),
-    { message: 'must be a hostname' },
-  ),
-  WEBHOOK_RETRY_SCHEDULE: z
-    .string()
-    .default('60,300,1800,7200,21600')
-    .refine(
-      (v) => v.split(',').every((part) => /^\s*\d+(\.\d+)?\s*$/.test(part) && Number(part) <= 7 * 86_400),
-      {
-        message: 'must be seconds, comma-separated (e.g. 60,300,1800,7200,21600)',
-      },
-    ),
-  WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
-  BILLING_PROVIDER: z.enum(['local', 'stripe']).default('local'),
-  BILLING_LOCAL_AUTO_APPROVE: boolean.default(false),
-  PLANS_FILE: optionalString,
-  STRIPE_SECRET_KEY: optionalString.refine((v) => v === undefined || /^(sk|rk)_[A-Za-z0-9_]{8,}$/.test(v), {
-    message: 'must be a Stripe secret (sk_...) or restricted (rk_...) key',
-  }),
-  STRIPE_WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.startsWith('whsec_'), {
-    message: 'must be the signing secret of a Stripe webhook endpoint (whsec_...)',
-  }),
-  STRIPE_API_URL: optionalUrl(['http:', 'https:']),
-  SECRET_KEY: optionalString.refine((v) => v === undefined || v.length >= 32, {
-    message: 'must be at least 32 characters (e.g. openssl rand -hex 32)',
-  }),
-  SEARCH_ADS_CLIENT_ID: optionalString,
-  SEARCH_ADS_CLIENT_SECRET: optionalString,
-  SEARCH_ADS_AUTHORIZE_URL: optionalUrl(['http:', 'https:']),
-  SEARCH_ADS_TOKEN_URL: optionalUrl(['http:', 'https:']),
-  SEARCH_ADS_API_URL: optionalUrl(['http:', 'https:']),
-  SEARCH_ADS_SCOPES: optionalString,
-  SEARCH_ADS_NAME: optionalString,
-  SOCIAL_ADS_CLIENT_ID: optionalString,
-  SOCIAL_ADS_CLIENT_SECRET: optionalString,
-  SOCIAL_ADS_AUTHORIZE_URL: optionalUrl(['http:', 'https:']),
-  SOCIAL_ADS_TOKEN_URL: optionalUrl(['http:', 'https:']),
-  SOCIAL_ADS_API_URL: optionalUrl(['http:', 'https:']),
-  SOCIAL_ADS_SCOPES: optionalString,
-  SOCIAL_ADS_NAME: optionalString,
-  AUDIENCE_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
-  PHONE_PROVIDER: z.enum(['dataset', 'http']).default('dataset'),
-  PHONE_SEARCH_TIMEOUT: duration.default(600_000),
-  PHONE_HTTP_URL: optionalUrl(['http:', 'https:']),
-  PHONE_HTTP_METHOD: z.enum(['GET', 'POST']).default('GET'),
-  PHONE_HTTP_AUTH_HEADER: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9-]+:\s*\S/.test(v), {
-    message: 'must be "Header-Name: value"',
-  }),
-  PHONE_HTTP_PHONE_PATH: z.string().min(1).default('phone'),
-  PHONE_HTTP_MODE: z.enum(['sync', 'callback', 'poll']).default('sync'),
-  PHONE_HTTP_POLL_URL: optionalUrl(['http:', 'https:']),
-  PHONE_DEFAULT_COUNTRY: optionalString.refine((v) => v === undefined || /^[A-Za-z]{2}$/.test(v), {
-    message: 'must be a two-letter country code',
-  }),
-  LIST_AUTO_REFRESH_MS: z.coerce
-    .number()
-    .int()
-    .min(1000)
-    .max(30 * 86_400_000)
-    .default(86_400_000),
-  REDIS_URL: optionalUrl(['redis:', 'rediss:']),
-  REDIS_PREFIX: z.string().default('vid:'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  TRUST_PROXY: boolean.default(false),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
-  INGEST_BATCH_ROWS: z.coerce.number().int().min(1).max(100_000).default(1000),
-  INGEST_BATCH_MS: z.coerce.number().int().min(1).max(60_000).default(200),
-  // Each identification call has a fixed cost of a few store reads and inserts whatever the number
-  // of hits; 3 s of identify hits per call pay it rarely enough to keep it to a few percent of
-  // ingest's CPU (bench/README.md, "Identify hits").
-  IDENTIFY_BATCH_MS: z.coerce.number().int().min(1).max(60_000).default(3000),
-  SPOOL_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .default(512 * 1024 * 1024),
-  GEO_MMDB_PATH: optionalString,
-  ASN_DATA_PATH: optionalString,
-  ASN_CLASSIFICATION_PATH: optionalString,
-  ANONYMOUS_IP_LISTS: optionalString,
-  HOSTING_IP_LISTS: optionalString,
-  COMPANY_IPS_REFRESH_MS: z.coerce.number().int().min(1000).default(300_000),
-  DNS_SERVERS: optionalString.refine((v) => pathList(v).every(isDnsServer), {
-    message: 'must be a comma-separated list of ip, ip:port or [ipv6]:port',
-  }),
-  REVERSE_DNS: boolean.default(true),
-  BOOTSTRAP: boolean.default(true),
-  API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000_000).default(1000),
-  INITIAL_CREDITS: z.coerce.number().int().min(0).max(1_000_000_000).default(1000),
-  METRICS_TOKEN: optionalString.refine((v) => v === undefined || /^[\x21-\x7e]{16,256}$/.test(v), {
-    message: 'must be 16 to 256 printable characters without spaces',
-  }),
-})
-
-type RawConfig = z.infer<typeof configSchema>
+export { configSchema, type Role } from './config-schema.js'
 
 export interface Config {
   port: number
@@ -251,7 +89,7 @@ export interface Config {
   /** How old a list with auto-update may get before the worker refreshes it (default 24 hours). */
   listAutoRefreshMs: number
   redis: { url: string | undefined; prefix: string }
-  logLevel: RawConfig['LOG_LEVEL']
+  logLevel: ParsedEnv['LOG_LEVEL']
   trustProxy: boolean
   shutdownTimeoutMs: number
   ingest: {
@@ -290,31 +128,11 @@ export interface Config {
   metricsToken: string | undefined
 }
 
-/** A comma-separated list of paths. */
-const pathList = (value: string | undefined) =>
-  (value ?? '')
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean)
-
-/** `ip`, `ip:port` or `[ipv6]:port`: what node:dns `setServers` accepts (addresses, not names). */
-function isDnsServer(server: string): boolean {
-  const bracketed = /^\[(.+)\]:(\d{1,5})$/.exec(server)
-  if (bracketed) return isIP(bracketed[1]!) === 6 && Number(bracketed[2]) <= 65535
-  const withPort = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(server)
-  if (withPort) return isIP(withPort[1]!) === 4 && Number(withPort[2]) <= 65535
-  return isIP(server) !== 0
-}
-
 /** A bad setting: `message` is one line naming the variable, fit to print without a stack trace. */
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
-/**
- * Parses settings from an environment map.
- * @example const config = loadConfig(process.env)
- */
 /** An ads platform this server connects to with OAuth 2.0 (authorization code with PKCE). */
 export interface IntegrationProviderConfig {
   /** Shown in the integrations list. */
@@ -327,8 +145,6 @@ export interface IntegrationProviderConfig {
   apiUrl: string
   scopes: string[]
 }
-
-type ParsedEnv = z.infer<typeof configSchema>
 
 /**
  * One integration type's settings: unset when none of its variables is; a start-up error naming
@@ -372,17 +188,95 @@ function loadPlansOrFail(file: string | undefined): readonly Plan[] {
   }
 }
 
-export function loadConfig(env: Record<string, string | undefined>): Config {
+/** The parsed environment; a ConfigError naming the first bad variable (its value too, unless secret). */
+function parseEnv(env: Record<string, string | undefined>): ParsedEnv {
   const parsed = configSchema.safeParse(env)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!
-    const variable = String(issue.path[0] ?? 'environment')
-    const value = env[variable]
-    const shown =
-      value === undefined || /PASSWORD|SECRET|KEY|TOKEN|URL/.test(variable) ? '' : ` (got "${value}")`
-    throw new ConfigError(`Invalid ${variable}${shown}: ${issue.message}`)
-  }
-  const c = parsed.data
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]!
+  const variable = String(issue.path[0] ?? 'environment')
+  const value = env[variable]
+  const shown =
+    value === undefined || /PASSWORD|SECRET|KEY|TOKEN|URL/.test(variable) ? '' : ` (got "${value}")`
+  throw new ConfigError(`Invalid ${variable}${shown}: ${issue.message}`)
+}
+
+const clickhouseSection = (c: ParsedEnv): Config['clickhouse'] => ({
+  url: c.CLICKHOUSE_URL,
+  user: c.CLICKHOUSE_USER,
+  password: c.CLICKHOUSE_PASSWORD,
+  database: c.CLICKHOUSE_DATABASE,
+  cluster: c.CLICKHOUSE_CLUSTER,
+  sessions: c.CLICKHOUSE_SESSIONS,
+})
+
+const webhooksSection = (c: ParsedEnv): Config['webhooks'] => ({
+  retryScheduleMs: c.WEBHOOK_RETRY_SCHEDULE.split(',').map((part) => Math.round(Number(part) * 1000)),
+  allowPrivate: c.WEBHOOK_ALLOW_PRIVATE,
+  concurrency: c.WEBHOOK_CONCURRENCY,
+  secretKey: c.SECRET_KEY,
+})
+
+const integrationsSection = (c: ParsedEnv): Config['integrations'] => ({
+  secretKey: c.SECRET_KEY,
+  audienceBatchSize: c.AUDIENCE_BATCH_SIZE,
+  searchAds: integrationProvider(c, 'SEARCH_ADS', 'Search ads'),
+  socialAds: integrationProvider(c, 'SOCIAL_ADS', 'Social ads'),
+})
+
+const billingSection = (c: ParsedEnv): Config['billing'] => ({
+  provider: c.BILLING_PROVIDER,
+  plans: loadPlansOrFail(c.PLANS_FILE),
+  localAutoApprove: c.BILLING_LOCAL_AUTO_APPROVE,
+  stripe: {
+    secretKey: c.STRIPE_SECRET_KEY,
+    webhookSecret: c.STRIPE_WEBHOOK_SECRET,
+    apiUrl: c.STRIPE_API_URL,
+  },
+})
+
+/** PHONE_HTTP_AUTH_HEADER (`Name: value`, checked by the schema) as a header name and value. */
+function headerOf(setting: string | undefined): { name: string; value: string } | undefined {
+  if (!setting) return undefined
+  const colon = setting.indexOf(':')
+  return { name: setting.slice(0, colon).trim(), value: setting.slice(colon + 1).trim() }
+}
+
+const phoneSection = (c: ParsedEnv): Config['phone'] => ({
+  provider: c.PHONE_PROVIDER,
+  searchTimeoutMs: c.PHONE_SEARCH_TIMEOUT,
+  http: {
+    url: c.PHONE_HTTP_URL,
+    method: c.PHONE_HTTP_METHOD,
+    authHeader: headerOf(c.PHONE_HTTP_AUTH_HEADER),
+    phonePath: c.PHONE_HTTP_PHONE_PATH,
+    mode: c.PHONE_HTTP_MODE,
+    pollUrl: c.PHONE_HTTP_POLL_URL,
+  },
+  defaultCountry: c.PHONE_DEFAULT_COUNTRY?.toUpperCase(),
+})
+
+const ingestSection = (c: ParsedEnv): Config['ingest'] => ({
+  batchRows: c.INGEST_BATCH_ROWS,
+  batchMs: c.INGEST_BATCH_MS,
+  identifyBatchMs: c.IDENTIFY_BATCH_MS,
+  spoolMaxBytes: c.SPOOL_MAX_BYTES,
+  geoMmdbPath: c.GEO_MMDB_PATH,
+  asnDataPath: c.ASN_DATA_PATH,
+  asnClassificationPath: c.ASN_CLASSIFICATION_PATH,
+  anonymousIpLists: pathList(c.ANONYMOUS_IP_LISTS),
+  hostingIpLists: pathList(c.HOSTING_IP_LISTS),
+  companyIpsRefreshMs: c.COMPANY_IPS_REFRESH_MS,
+  dnsServers: pathList(c.DNS_SERVERS),
+  reverseDns: c.REVERSE_DNS,
+})
+
+/**
+ * Parses settings from an environment map.
+ * @example const config = loadConfig(process.env)
+ * @throws ConfigError naming the first bad variable
+ */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const c = parseEnv(env)
   if (c.BILLING_PROVIDER === 'stripe' && !c.STRIPE_SECRET_KEY) {
     throw new ConfigError('Invalid STRIPE_SECRET_KEY: required when BILLING_PROVIDER=stripe')
   }
@@ -392,14 +286,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     dataDir: path.resolve(c.DATA_DIR),
     publicUrl: c.PUBLIC_URL?.replace(/\/+$/, ''),
     role: c.ROLE,
-    clickhouse: {
-      url: c.CLICKHOUSE_URL,
-      user: c.CLICKHOUSE_USER,
-      password: c.CLICKHOUSE_PASSWORD,
-      database: c.CLICKHOUSE_DATABASE,
-      cluster: c.CLICKHOUSE_CLUSTER,
-      sessions: c.CLICKHOUSE_SESSIONS,
-    },
+    clickhouse: clickhouseSection(c),
     entityCacheTtlMs: c.ENTITY_CACHE_TTL_MS,
     icpRescoreIntervalMs: c.ICP_RESCORE_INTERVAL_MS,
     analyticsSettleIntervalMs: c.ANALYTICS_SETTLE_INTERVAL_MS,
@@ -408,64 +295,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     customDomainTarget:
       c.CUSTOM_DOMAIN_TARGET?.toLowerCase().replace(/\.$/, '') ??
       (c.PUBLIC_URL ? new URL(c.PUBLIC_URL).hostname : undefined),
-    webhooks: {
-      retryScheduleMs: c.WEBHOOK_RETRY_SCHEDULE.split(',').map((part) => Math.round(Number(part) * 1000)),
-      allowPrivate: c.WEBHOOK_ALLOW_PRIVATE,
-      concurrency: c.WEBHOOK_CONCURRENCY,
-      secretKey: c.SECRET_KEY,
-    },
-    integrations: {
-      secretKey: c.SECRET_KEY,
-      audienceBatchSize: c.AUDIENCE_BATCH_SIZE,
-      searchAds: integrationProvider(c, 'SEARCH_ADS', 'Search ads'),
-      socialAds: integrationProvider(c, 'SOCIAL_ADS', 'Social ads'),
-    },
-    billing: {
-      provider: c.BILLING_PROVIDER,
-      plans: loadPlansOrFail(c.PLANS_FILE),
-      localAutoApprove: c.BILLING_LOCAL_AUTO_APPROVE,
-      stripe: {
-        secretKey: c.STRIPE_SECRET_KEY,
-        webhookSecret: c.STRIPE_WEBHOOK_SECRET,
-        apiUrl: c.STRIPE_API_URL,
-      },
-    },
-    phone: {
-      provider: c.PHONE_PROVIDER,
-      searchTimeoutMs: c.PHONE_SEARCH_TIMEOUT,
-      http: {
-        url: c.PHONE_HTTP_URL,
-        method: c.PHONE_HTTP_METHOD,
-        authHeader: c.PHONE_HTTP_AUTH_HEADER
-          ? {
-              name: c.PHONE_HTTP_AUTH_HEADER.slice(0, c.PHONE_HTTP_AUTH_HEADER.indexOf(':')).trim(),
-              value: c.PHONE_HTTP_AUTH_HEADER.slice(c.PHONE_HTTP_AUTH_HEADER.indexOf(':') + 1).trim(),
-            }
-          : undefined,
-        phonePath: c.PHONE_HTTP_PHONE_PATH,
-        mode: c.PHONE_HTTP_MODE,
-        pollUrl: c.PHONE_HTTP_POLL_URL,
-      },
-      defaultCountry: c.PHONE_DEFAULT_COUNTRY?.toUpperCase(),
-    },
+    webhooks: webhooksSection(c),
+    integrations: integrationsSection(c),
+    billing: billingSection(c),
+    phone: phoneSection(c),
     redis: { url: c.REDIS_URL, prefix: c.REDIS_PREFIX },
     logLevel: c.LOG_LEVEL,
     trustProxy: c.TRUST_PROXY,
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
-    ingest: {
-      batchRows: c.INGEST_BATCH_ROWS,
-      batchMs: c.INGEST_BATCH_MS,
-      identifyBatchMs: c.IDENTIFY_BATCH_MS,
-      spoolMaxBytes: c.SPOOL_MAX_BYTES,
-      geoMmdbPath: c.GEO_MMDB_PATH,
-      asnDataPath: c.ASN_DATA_PATH,
-      asnClassificationPath: c.ASN_CLASSIFICATION_PATH,
-      anonymousIpLists: pathList(c.ANONYMOUS_IP_LISTS),
-      hostingIpLists: pathList(c.HOSTING_IP_LISTS),
-      companyIpsRefreshMs: c.COMPANY_IPS_REFRESH_MS,
-      dnsServers: pathList(c.DNS_SERVERS),
-      reverseDns: c.REVERSE_DNS,
-    },
+    ingest: ingestSection(c),
     bootstrap: c.BOOTSTRAP,
     apiRateLimit: c.API_RATE_LIMIT,
     initialCredits: c.INITIAL_CREDITS,

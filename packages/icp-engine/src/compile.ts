@@ -35,9 +35,19 @@ interface CompiledGroup {
 /** Compiles rules once for many evaluations: `const fit = compileRules(rules); fit(facts).score`. */
 export function compileRules(rules: Rules): CompiledRules {
   const valid = parseRules(rules)
+  const groups = compileGroups(valid)
+  return Object.assign(evaluatorOf(groups), {
+    rules: valid,
+    matches: matcherOf(groups),
+    score: scorerOf(groups),
+  })
+}
+
+/** Every per-rule decision taken once: each condition's test, weight units and frozen results. */
+function compileGroups(valid: Rules): CompiledGroup[] {
   const conditionCount = valid.groups.reduce((n, g) => n + g.conditions.length, 0)
   const textCacheLimit = Math.max(16, Math.floor(TEXT_CACHE_BUDGET / conditionCount))
-  const groups: CompiledGroup[] = valid.groups.map((group) => {
+  return valid.groups.map((group) => {
     const conditions = group.conditions.map((c) => ({
       passedResult: frozenResult(c, true),
       failedResult: frozenResult(c, false),
@@ -52,8 +62,11 @@ export function compileRules(rules: Rules): CompiledRules {
       conditions,
     }
   })
+}
 
-  const evaluator = (facts: Facts): Evaluation => {
+/** The full `Evaluation`: every condition of every group runs. */
+function evaluatorOf(groups: readonly CompiledGroup[]): (facts: Facts) => Evaluation {
+  return (facts) => {
     let matched = false
     let best = 0
     // Exact-size arrays and indexed loops: measurably cheaper than push and for-of here.
@@ -85,13 +98,19 @@ export function compileRules(rules: Rules): CompiledRules {
     }
     return { matched, score: best, groups: groupResults }
   }
+}
 
-  const matches = (facts: Facts): boolean => {
+/** Only `matched`: stops at the first group that matches. */
+function matcherOf(groups: readonly CompiledGroup[]): (facts: Facts) => boolean {
+  return (facts) => {
     for (const g of groups) if (groupMatches(g, facts)) return true
     return false
   }
+}
 
-  const score = (facts: Facts): number => {
+/** Only `score`: the best score of the groups that match. */
+function scorerOf(groups: readonly CompiledGroup[]): (facts: Facts) => number {
+  return (facts) => {
     let best = 0
     for (const g of groups) {
       if (best === 100) break // nothing can beat it
@@ -113,8 +132,6 @@ export function compileRules(rules: Rules): CompiledRules {
     }
     return best
   }
-
-  return Object.assign(evaluator, { rules: valid, matches, score })
 }
 
 function frozenResult(c: Condition, passed: boolean): ConditionResult {

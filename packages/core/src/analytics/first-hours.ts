@@ -41,18 +41,56 @@ const columns =
 const activeConfigs = (kind: string) => `(SELECT organization_id, id FROM icp_configs FINAL
     WHERE is_active AND is_deleted = 0${kind})`
 
+/** The value of `column` in the row before, within the window `w`; `fallback` for the first row. */
+const previous = (column: string, fallback: string) => `lagInFrame(${column}, 1, ${fallback}) OVER w`
+
+// The rows of each kind recomputed from the visitors' `activity`: every active hour of a key, with
+// the key's previous active hour from a window over that key alone.
+const visitorRows = `
+      SELECT organization_id, 'visitor' AS kind, hour, '' AS company_id, visitor_id, ${noSession} AS session_id,
+        ${previous('hour', noHour)} AS previous_hour, first_hit_at, last_hit_at,
+        ${noHit} AS previous_last_hit_at, toUInt64(0) AS page_view_count, toUInt64(0) AS engaged_ms,
+        toUInt8((organization_id, visitor_id) IN identified_visitors) AS identified, toInt64(1) AS w
+      FROM (
+        SELECT organization_id, visitor_id, hour, min(first_hit) AS first_hit_at, max(last_hit) AS last_hit_at
+        FROM activity GROUP BY organization_id, visitor_id, hour
+      )
+      WINDOW w AS (PARTITION BY organization_id, visitor_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)`
+const sessionRows = `
+      SELECT organization_id, 'session', hour, '', visitor_id, session_id,
+        ${previous('hour', noHour)}, first_hit_at, last_hit_at, ${previous('last_hit_at', noHit)},
+        page_view_count, engaged_ms, 0, 1
+      FROM (
+        SELECT organization_id, visitor_id, session_id, hour, min(first_hit) AS first_hit_at,
+          max(last_hit) AS last_hit_at, sum(page_views) AS page_view_count, sum(engaged) AS engaged_ms
+        FROM activity GROUP BY organization_id, visitor_id, session_id, hour
+      )
+      WINDOW w AS (PARTITION BY organization_id, visitor_id, session_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)`
+const companyVisitorRows = `
+      SELECT organization_id, 'company_visitor', hour, company_id, visitor_id, ${noSession},
+        ${previous('hour', noHour)}, first_hit_at, last_hit_at, ${noHit}, page_view_count, engaged_ms,
+        toUInt8((organization_id, visitor_id) IN identified_visitors), 1
+      FROM (
+        SELECT organization_id, visitor_id, company_id, hour, min(first_hit) AS first_hit_at,
+          max(last_hit) AS last_hit_at, sum(page_views) AS page_view_count, sum(engaged) AS engaged_ms
+        FROM activity WHERE company_id != '' GROUP BY organization_id, visitor_id, company_id, hour
+      )
+      WINDOW w AS (PARTITION BY organization_id, visitor_id, company_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)`
+const companySessionRows = `
+      SELECT organization_id, 'company_session', hour, company_id, visitor_id, session_id,
+        ${previous('hour', noHour)}, first_hit, last_hit, ${noHit}, 0, 0, 0, 1
+      FROM activity
+      WHERE company_id != ''
+      WINDOW w AS (PARTITION BY organization_id, visitor_id, session_id, company_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)`
+const recomputedRows = [visitorRows, sessionRows, companyVisitorRows, companySessionRows].join(
+  '\n      UNION ALL',
+)
+
 /**
- * The statement that makes the stored rows of some visitors what their activity (and their
- * identification and audience) say. `visitors(column)` is a condition on `organization_id` and the visitor id
- * `column` naming them.
+ * The statement's inputs, for the visitors `visitors` names: their activity by hour, session and
+ * company, and which of them are identified, matched by an ICP and matched by a persona.
  */
-function settleStatement(visitors: (column: string) => string): string {
-  const previous = (column: string, fallback: string) => `lagInFrame(${column}, 1, ${fallback}) OVER w`
-  return `
-  INSERT INTO first_hours (${columns}, sign)
-  -- On a cluster the difference is on its shards before the statement returns: the next pass reads
-  -- it back (an insert queued in the background would be inserted twice).
-  SETTINGS distributed_foreground_insert = 1
+const visitorSets = (visitors: (column: string) => string) => `
   WITH activity AS (
     SELECT organization_id, visitor_id, hour, session_id, company_id,
       min(first_hit_at) AS first_hit, max(last_hit_at) AS last_hit,
@@ -72,7 +110,20 @@ function settleStatement(visitors: (column: string) => string): string {
     SELECT organization_id, visitor_id FROM icp_scores FINAL
     WHERE persona = 1 AND ${visitors('visitor_id')}
       AND (organization_id, config_id) IN ${activeConfigs(" AND kind = 'organization'")}
-  )
+  )`
+
+/**
+ * The statement that makes the stored rows of some visitors what their activity (and their
+ * identification and audience) say. `visitors(column)` is a condition on `organization_id` and the visitor id
+ * `column` naming them. Recomputed rows weigh +1 and stored ones their sign taken back: what does
+ * not cancel out is the difference to insert.
+ */
+function settleStatement(visitors: (column: string) => string): string {
+  return `
+  INSERT INTO first_hours (${columns}, sign)
+  -- On a cluster the difference is on its shards before the statement returns: the next pass reads
+  -- it back (an insert queued in the background would be inserted twice).
+  SETTINGS distributed_foreground_insert = 1${visitorSets(visitors)}
   SELECT ${columns}, if(weight > 0, 1, -1) AS sign
   FROM (
     SELECT ${columns}, sum(w) AS weight
@@ -80,42 +131,7 @@ function settleStatement(visitors: (column: string) => string): string {
       SELECT *,
         toUInt8((organization_id, visitor_id) IN icp_visitors) AS icp,
         toUInt8((organization_id, visitor_id) IN persona_visitors) AS persona
-      FROM (
-      SELECT organization_id, 'visitor' AS kind, hour, '' AS company_id, visitor_id, ${noSession} AS session_id,
-        ${previous('hour', noHour)} AS previous_hour, first_hit_at, last_hit_at,
-        ${noHit} AS previous_last_hit_at, toUInt64(0) AS page_view_count, toUInt64(0) AS engaged_ms,
-        toUInt8((organization_id, visitor_id) IN identified_visitors) AS identified, toInt64(1) AS w
-      FROM (
-        SELECT organization_id, visitor_id, hour, min(first_hit) AS first_hit_at, max(last_hit) AS last_hit_at
-        FROM activity GROUP BY organization_id, visitor_id, hour
-      )
-      WINDOW w AS (PARTITION BY organization_id, visitor_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
-      UNION ALL
-      SELECT organization_id, 'session', hour, '', visitor_id, session_id,
-        ${previous('hour', noHour)}, first_hit_at, last_hit_at, ${previous('last_hit_at', noHit)},
-        page_view_count, engaged_ms, 0, 1
-      FROM (
-        SELECT organization_id, visitor_id, session_id, hour, min(first_hit) AS first_hit_at,
-          max(last_hit) AS last_hit_at, sum(page_views) AS page_view_count, sum(engaged) AS engaged_ms
-        FROM activity GROUP BY organization_id, visitor_id, session_id, hour
-      )
-      WINDOW w AS (PARTITION BY organization_id, visitor_id, session_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
-      UNION ALL
-      SELECT organization_id, 'company_visitor', hour, company_id, visitor_id, ${noSession},
-        ${previous('hour', noHour)}, first_hit_at, last_hit_at, ${noHit}, page_view_count, engaged_ms,
-        toUInt8((organization_id, visitor_id) IN identified_visitors), 1
-      FROM (
-        SELECT organization_id, visitor_id, company_id, hour, min(first_hit) AS first_hit_at,
-          max(last_hit) AS last_hit_at, sum(page_views) AS page_view_count, sum(engaged) AS engaged_ms
-        FROM activity WHERE company_id != '' GROUP BY organization_id, visitor_id, company_id, hour
-      )
-      WINDOW w AS (PARTITION BY organization_id, visitor_id, company_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
-      UNION ALL
-      SELECT organization_id, 'company_session', hour, company_id, visitor_id, session_id,
-        ${previous('hour', noHour)}, first_hit, last_hit, ${noHit}, 0, 0, 0, 1
-      FROM activity
-      WHERE company_id != ''
-      WINDOW w AS (PARTITION BY organization_id, visitor_id, session_id, company_id ORDER BY hour ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
+      FROM (${recomputedRows}
       )
       UNION ALL
       SELECT organization_id, toString(kind), hour, company_id, visitor_id, session_id, previous_hour,

@@ -77,67 +77,14 @@ export function createStripeProvider(options: StripeProviderOptions): BillingPro
   })
   // Kept apart from `options` so nothing returned or thrown here holds the secret key.
   const webhookSecret = options.webhookSecret
-
-  const retrieveSubscription = async (id: string): Promise<ProviderSubscription | undefined> =>
-    orUndefined(stripe.subscriptions.retrieve(id).then((sub) => toSubscription(sub)))
-
   return withProviderErrors({
     kind: 'stripe',
-
-    async createCheckout({ organizationId, plan, successUrl, cancelUrl, customerId }) {
-      const session = await stripe.checkout.sessions.create({
-        mode: 'subscription',
-        line_items: [{ price: plan.priceId, quantity: 1 }],
-        client_reference_id: organizationId,
-        // On the subscription too: its webhooks and retrievals name the organization without the session.
-        subscription_data: { metadata: { organization_id: organizationId } },
-        metadata: { organization_id: organizationId },
-        success_url: successUrl,
-        cancel_url: cancelUrl,
-        ...(customerId ? { customer: customerId } : {}),
-      })
-      if (!session.url) throw appError('billing_provider_error', 'Stripe returned a checkout without a URL')
-      return { id: session.id, url: session.url }
-    },
-
-    async retrieveCheckout(sessionId): Promise<ProviderCheckout | undefined> {
-      const session = await orUndefined(
-        stripe.checkout.sessions.retrieve(sessionId, { expand: ['subscription'] }),
-      )
-      if (!session) return undefined
-      const organizationId = session.client_reference_id ?? session.metadata?.organization_id ?? ''
-      const complete =
-        session.status === 'complete' &&
-        (session.payment_status === 'paid' || session.payment_status === 'no_payment_required')
-      let subscription: ProviderSubscription | undefined
-      if (typeof session.subscription === 'string') {
-        subscription = await retrieveSubscription(session.subscription)
-      } else if (session.subscription) {
-        subscription = toSubscription(session.subscription)
-      }
-      // A subscription made outside our checkouts lacks the metadata; the session still says whose.
-      if (subscription && !subscription.organizationId) subscription.organizationId = organizationId
-      return { id: session.id, organizationId, complete, subscription }
-    },
-
-    retrieveSubscription,
-
-    async changePlan(subscriptionId: string, plan: Plan) {
-      const current = await stripe.subscriptions.retrieve(subscriptionId)
-      const item = firstItem(current)
-      const updated = await stripe.subscriptions.update(subscriptionId, {
-        items: [{ id: item.id, price: plan.priceId }],
-        proration_behavior: 'create_prorations',
-        // Changing plan undoes a pending cancellation, as choosing a plan means staying.
-        cancel_at_period_end: false,
-      })
-      return toSubscription(updated)
-    },
-
-    async cancelAtPeriodEnd(subscriptionId) {
-      return toSubscription(await stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }))
-    },
-
+    createCheckout: (input) => createCheckout(stripe, input),
+    retrieveCheckout: (sessionId) => retrieveCheckout(stripe, sessionId),
+    retrieveSubscription: (id) => retrieveSubscription(stripe, id),
+    changePlan: (subscriptionId, plan) => changePlan(stripe, subscriptionId, plan),
+    cancelAtPeriodEnd: async (subscriptionId) =>
+      toSubscription(await stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true })),
     async createPortal({ customerId, returnUrl }) {
       const session = await stripe.billingPortal.sessions.create({
         customer: customerId,
@@ -145,35 +92,102 @@ export function createStripeProvider(options: StripeProviderOptions): BillingPro
       })
       return { url: session.url }
     },
-
-    async retrieveCustomer(customerId): Promise<ProviderCustomer | undefined> {
-      const customer = await orUndefined(
-        stripe.customers.retrieve(customerId, { expand: ['invoice_settings.default_payment_method'] }),
-      )
-      if (!customer || customer.deleted) return undefined
-      const method = customer.invoice_settings?.default_payment_method
-      return {
-        id: customer.id,
-        email: customer.email,
-        address: customer.address ? toPostalAddress(customer.address) : null,
-        defaultCardLast4: typeof method === 'object' && method?.card ? method.card.last4 : null,
-      }
-    },
-
-    readWebhook(rawBody: Buffer, signature: string): ProviderWebhookEvent {
-      if (!webhookSecret) {
-        throw new Error('STRIPE_WEBHOOK_SECRET is not set: Stripe webhooks cannot be verified')
-      }
-      let event: Stripe.Event
-      try {
-        event = stripe.webhooks.constructEvent(rawBody, signature, webhookSecret)
-      } catch {
-        // Whatever failed (header, timestamp tolerance, HMAC, body), the request is not Stripe's.
-        throw appError('invalid_request', 'The Stripe-Signature header does not verify against the body')
-      }
-      return { id: event.id, type: event.type, fact: webhookFact(event) }
-    },
+    retrieveCustomer: (customerId) => retrieveCustomer(stripe, customerId),
+    readWebhook: (rawBody, signature) => readWebhook(stripe, webhookSecret, rawBody, signature),
   })
+}
+
+async function createCheckout(
+  stripe: Stripe,
+  {
+    organizationId,
+    plan,
+    successUrl,
+    cancelUrl,
+    customerId,
+  }: Parameters<BillingProvider['createCheckout']>[0],
+): Promise<{ id: string; url: string }> {
+  const session = await stripe.checkout.sessions.create({
+    mode: 'subscription',
+    line_items: [{ price: plan.priceId, quantity: 1 }],
+    client_reference_id: organizationId,
+    // On the subscription too: its webhooks and retrievals name the organization without the session.
+    subscription_data: { metadata: { organization_id: organizationId } },
+    metadata: { organization_id: organizationId },
+    success_url: successUrl,
+    cancel_url: cancelUrl,
+    ...(customerId ? { customer: customerId } : {}),
+  })
+  if (!session.url) throw appError('billing_provider_error', 'Stripe returned a checkout without a URL')
+  return { id: session.id, url: session.url }
+}
+
+async function retrieveCheckout(stripe: Stripe, sessionId: string): Promise<ProviderCheckout | undefined> {
+  const session = await orUndefined(
+    stripe.checkout.sessions.retrieve(sessionId, { expand: ['subscription'] }),
+  )
+  if (!session) return undefined
+  const organizationId = session.client_reference_id ?? session.metadata?.organization_id ?? ''
+  const complete =
+    session.status === 'complete' &&
+    (session.payment_status === 'paid' || session.payment_status === 'no_payment_required')
+  let subscription: ProviderSubscription | undefined
+  if (typeof session.subscription === 'string') {
+    subscription = await retrieveSubscription(stripe, session.subscription)
+  } else if (session.subscription) {
+    subscription = toSubscription(session.subscription)
+  }
+  // A subscription made outside our checkouts lacks the metadata; the session still says whose.
+  if (subscription && !subscription.organizationId) subscription.organizationId = organizationId
+  return { id: session.id, organizationId, complete, subscription }
+}
+
+const retrieveSubscription = (stripe: Stripe, id: string): Promise<ProviderSubscription | undefined> =>
+  orUndefined(stripe.subscriptions.retrieve(id).then((sub) => toSubscription(sub)))
+
+async function changePlan(stripe: Stripe, subscriptionId: string, plan: Plan): Promise<ProviderSubscription> {
+  const current = await stripe.subscriptions.retrieve(subscriptionId)
+  const item = firstItem(current)
+  const updated = await stripe.subscriptions.update(subscriptionId, {
+    items: [{ id: item.id, price: plan.priceId }],
+    proration_behavior: 'create_prorations',
+    // Changing plan undoes a pending cancellation, as choosing a plan means staying.
+    cancel_at_period_end: false,
+  })
+  return toSubscription(updated)
+}
+
+async function retrieveCustomer(stripe: Stripe, customerId: string): Promise<ProviderCustomer | undefined> {
+  const customer = await orUndefined(
+    stripe.customers.retrieve(customerId, { expand: ['invoice_settings.default_payment_method'] }),
+  )
+  if (!customer || customer.deleted) return undefined
+  const method = customer.invoice_settings?.default_payment_method
+  return {
+    id: customer.id,
+    email: customer.email,
+    address: customer.address ? toPostalAddress(customer.address) : null,
+    defaultCardLast4: typeof method === 'object' && method?.card ? method.card.last4 : null,
+  }
+}
+
+function readWebhook(
+  stripe: Stripe,
+  webhookSecret: string | undefined,
+  rawBody: Buffer,
+  signature: string,
+): ProviderWebhookEvent {
+  if (!webhookSecret) {
+    throw new Error('STRIPE_WEBHOOK_SECRET is not set: Stripe webhooks cannot be verified')
+  }
+  let event: Stripe.Event
+  try {
+    event = stripe.webhooks.constructEvent(rawBody, signature, webhookSecret)
+  } catch {
+    // Whatever failed (header, timestamp tolerance, HMAC, body), the request is not Stripe's.
+    throw appError('invalid_request', 'The Stripe-Signature header does not verify against the body')
+  }
+  return { id: event.id, type: event.type, fact: webhookFact(event) }
 }
 
 /** The fact of an event the billing service acts on; undefined for the others. */

@@ -210,7 +210,12 @@ describe('identifyVisitors', () => {
   it('charges that cross the credit thresholds store credits.low and credits.exhausted, once per grant', async () => {
     const org = await organization(2)
     const [a, g] = [await visit(org), await visit(org)]
-    await identifyVisitors({ store, repos }, [hit(org, a, 'ada@acme.test'), hit(org, g, 'grace@globex.test')])
+    const result = await identifyVisitors({ store, repos }, [
+      hit(org, a, 'ada@acme.test'),
+      hit(org, g, 'grace@globex.test'),
+    ])
+    // The credit events are not identifications: two visitors, two first identifications.
+    expect(result).toMatchObject({ persons: 2, firstIdentifications: 2 })
     expect(await creditBalance(store, org)).toBe(0)
     const types = async () =>
       (await readEvents(store, { organizationId: org }))

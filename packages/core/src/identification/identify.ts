@@ -20,7 +20,7 @@ import {
 } from '../visitor-tracking/rows.js'
 import { type ContactRow, emailKey, findContactsByKeys, normalizeEmail } from './contacts.js'
 import type { IdentifiedVisitors } from './identified-visitors.js'
-import { visitorEvents } from './visitor-events.js'
+import { type VisitorEventSubject, visitorEvents } from './visitor-events.js'
 
 /** An identify hit as ingest stored it. */
 export interface IdentifyHit {
@@ -100,17 +100,38 @@ export interface IdentifyDeps {
   identified?: IdentifiedVisitors
 }
 
+/** An identify hit with the contact key of its email. */
+type KeyedHit = IdentifyHit & { key: string }
+
+/** One identification call: what it read for the whole batch, and what it will store. */
+interface Batch {
+  /** The hits left to identify: the last of each visitor, not settled lately. */
+  wanted: KeyedHit[]
+  known: Map<string, KnownVisitors>
+  /** The hits of visitors not yet identified as persons: only they look for a contact. */
+  needsContact: KeyedHit[]
+  contacts: Map<string, ContactRow>
+  /** Imported companies by domain, for contacts that name their company by domain only. */
+  companiesByDomain: Map<string, string>
+  result: IdentifyResult
+  events: StoredEvent[]
+  rows: VisitorRow[]
+  /** Visitors identified before whose hit changes nothing: remembered, not written. */
+  unchanged: VisitorRow[]
+}
+
+type KnownVisitors = Awaited<ReturnType<typeof loadVisitors>>
+
 /**
- * Identifies the visitors of a batch of identify hits (the last hit of a visitor wins).
- * @example await identifyVisitors({ store, repos }, rows.filter((row) => row.type === 'identify'))
+ * The last hit of each visitor whose email gives a contact key, less those already settled; a
+ * malformed or oversized email is counted dropped.
  */
-export async function identifyVisitors(
+function hitsToIdentify(
   deps: IdentifyDeps,
   hits: readonly IdentifyHit[],
-): Promise<IdentifyResult> {
-  const { store, repos } = deps
-  const result: IdentifyResult = { visitors: [], persons: 0, firstIdentifications: 0, dropped: 0 }
-  const last = new Map<string, IdentifyHit & { key: string }>()
+  result: IdentifyResult,
+): KeyedHit[] {
+  const last = new Map<string, KeyedHit>()
   for (const hit of hits) {
     const key = emailKey(hit.email)
     if (key === undefined) {
@@ -119,17 +140,120 @@ export async function identifyVisitors(
     }
     last.set(`${hit.organization_id}/${hit.visitor_id}`, { ...hit, key })
   }
-  const wanted = [...last.values()].filter((hit) => !deps.identified?.settled(hit))
+  return [...last.values()].filter((hit) => !deps.identified?.settled(hit))
+}
+
+/** Each organization's visitor rows and first-seen times, one organization after the other. */
+async function loadKnownVisitors(
+  store: Store,
+  organizationIds: readonly string[],
+  wanted: readonly KeyedHit[],
+): Promise<Map<string, KnownVisitors>> {
+  const known = new Map<string, KnownVisitors>()
+  for (const organizationId of organizationIds) {
+    const ids = wanted.filter((hit) => hit.organization_id === organizationId).map((hit) => hit.visitor_id)
+    known.set(organizationId, await loadVisitors(store, organizationId, ids))
+  }
+  return known
+}
+
+/** The company a contact names: its own id, else the imported company of its domain. */
+function companyOfContact(contact: ContactRow, companies: Map<string, string>): string | undefined {
+  return contact.company_id || (contact.company_domain ? companies.get(contact.company_domain) : '')
+}
+
+/**
+ * The visitor row an identification writes: the row before (if any) with the new identity over
+ * it, `identified_at` kept from the first identification, first and last seen widened to the hit.
+ */
+function identifiedRow(
+  hit: IdentifyHit,
+  before: VisitorRow | undefined,
+  identity: Partial<VisitorRow> | undefined,
+  companyId: string,
+  firstSeen: string | undefined,
+): VisitorRow {
+  const now = new Date().toISOString()
+  return {
+    ...blankContactFields,
+    ...before,
+    ...identity,
+    id: hit.visitor_id,
+    organization_id: hit.organization_id,
+    company_id: companyId,
+    identified_at: before?.identified_at ?? hit.timestamp,
+    first_seen_at: earliest(before?.first_seen_at ?? firstSeen ?? hit.timestamp, hit.timestamp),
+    last_seen_at: latest(before?.last_seen_at ?? hit.timestamp, hit.timestamp),
+    created_at: before?.created_at ?? now,
+    updated_at: now,
+  }
+}
+
+/**
+ * Identifies the batch's visitors of one organization: charges their person identifications at
+ * once, then adds each visitor's row (or notes it unchanged) and the events to the batch.
+ */
+async function identifyOrganization(deps: IdentifyDeps, batch: Batch, organizationId: string): Promise<void> {
+  const organization = await deps.repos.organizations.get({ id: organizationId })
+  if (!organization) return // an organization deleted since the hit: nothing to identify for
+  const { existing, firstSeen } = batch.known.get(organizationId)!
+  const { result, contacts } = batch
+  // Every person identification of the batch charged at once, in hit order, while credits allow.
+  const { allowed, balance, before, lastGrant } = await chargeIdentifications(deps.store, {
+    organizationId,
+    visitorIds: batch.needsContact
+      .filter((hit) => hit.organization_id === organizationId && contacts.has(hit.key))
+      .map((hit) => hit.visitor_id),
+    maxOverages: organization.max_overages,
+  })
+  batch.events.push(...creditEvents(organizationId, before, balance, lastGrant))
+  const firsts: VisitorEventSubject[] = []
+  for (const hit of batch.wanted) {
+    if (hit.organization_id !== organizationId) continue
+    const before = existing.get(hit.visitor_id)
+    const isPerson = Boolean(before?.contact_id)
+    const contact = isPerson ? undefined : contacts.get(hit.key)
+    const person = contact && allowed.has(hit.visitor_id) ? fromContact(contact) : undefined
+    if (person) result.persons++
+    const email = normalizeEmail(hit.email)
+    if (!person && !isPerson && !email) {
+      // A hash with no contact (or no credit to use it) leaves nothing to identify the visitor by.
+      result.dropped++
+      continue
+    }
+    // Identified before, and nothing to change: no write (its last visit shows in its sessions).
+    if (before?.identified_at && !person && (isPerson || before.email === email)) {
+      batch.unchanged.push(before)
+      continue
+    }
+    const companyId =
+      (person && companyOfContact(contact!, batch.companiesByDomain)) || before?.company_id || hit.company_id
+    const identity = person ?? (isPerson ? undefined : { email: email as string })
+    const row = identifiedRow(hit, before, identity, companyId, firstSeen.get(hit.visitor_id))
+    batch.rows.push(row)
+    if (!before?.identified_at)
+      firsts.push({ visitor: row, sessionId: hit.session_id, timestamp: hit.timestamp })
+  }
+  batch.events.push(...(await visitorEvents(deps, organization, 'visitor.identified', firsts)))
+}
+
+/**
+ * Identifies the visitors of a batch of identify hits (the last hit of a visitor wins).
+ * @example await identifyVisitors({ store, repos }, rows.filter((row) => row.type === 'identify'))
+ */
+export async function identifyVisitors(
+  deps: IdentifyDeps,
+  hits: readonly IdentifyHit[],
+): Promise<IdentifyResult> {
+  const { store } = deps
+  const result: IdentifyResult = { visitors: [], persons: 0, firstIdentifications: 0, dropped: 0 }
+  const wanted = hitsToIdentify(deps, hits, result)
   if (wanted.length === 0) return result
   const organizationIds = [...new Set(wanted.map((hit) => hit.organization_id))]
 
   // The visitor rows first: a visitor already identified as a person needs no contact lookup and
   // no charge (most identify hits come from visitors identified before).
-  const known = new Map<string, Awaited<ReturnType<typeof loadVisitors>>>()
-  for (const organizationId of organizationIds) {
-    const ids = wanted.filter((hit) => hit.organization_id === organizationId).map((hit) => hit.visitor_id)
-    known.set(organizationId, await loadVisitors(store, organizationId, ids))
-  }
+  const known = await loadKnownVisitors(store, organizationIds, wanted)
   const needsContact = wanted.filter(
     (hit) => !known.get(hit.organization_id)?.existing.get(hit.visitor_id)?.contact_id,
   )
@@ -137,94 +261,41 @@ export async function identifyVisitors(
     store,
     needsContact.map((hit) => hit.key),
   )
-  const domains = await companiesByDomain(store, [
+  const domains = [
     ...new Set(
       [...contacts.values()].filter((c) => !c.company_id && c.company_domain).map((c) => c.company_domain),
     ),
-  ])
-  const events: StoredEvent[] = []
-  const rows: VisitorRow[] = []
-  const unchanged: VisitorRow[] = []
-  const firsts: { row: VisitorRow; hit: IdentifyHit }[] = []
-
-  for (const organizationId of organizationIds) {
-    const organization = await repos.organizations.get({ id: organizationId })
-    if (!organization) continue // an organization deleted since the hit: nothing to identify for
-    const hitsOfOrganization = wanted.filter((hit) => hit.organization_id === organizationId)
-    const { existing, firstSeen } = known.get(organizationId)!
-    // Every person identification of the batch charged at once, in hit order, while credits allow.
-    const { allowed, balance, before, lastGrant } = await chargeIdentifications(store, {
-      organizationId,
-      visitorIds: needsContact
-        .filter((hit) => hit.organization_id === organizationId && contacts.has(hit.key))
-        .map((hit) => hit.visitor_id),
-      maxOverages: organization.max_overages,
-    })
-    events.push(...creditEvents(organizationId, before, balance, lastGrant))
-    for (const hit of hitsOfOrganization) {
-      const before = existing.get(hit.visitor_id)
-      const isPerson = Boolean(before?.contact_id)
-      const contact = isPerson ? undefined : contacts.get(hit.key)
-      const person = contact && allowed.has(hit.visitor_id) ? fromContact(contact) : undefined
-      if (person) result.persons++
-      const email = normalizeEmail(hit.email)
-      if (!person && !isPerson && !email) {
-        // A hash with no contact (or no credit to use it) leaves nothing to identify the visitor by.
-        result.dropped++
-        continue
-      }
-      // Identified before, and nothing to change: no write (its last visit shows in its sessions).
-      if (before?.identified_at && !person && (isPerson || before.email === email)) {
-        unchanged.push(before)
-        continue
-      }
-      const now = new Date().toISOString()
-      const contactCompany =
-        contact?.company_id || (contact?.company_domain ? domains.get(contact.company_domain) : '')
-      const identity = person ?? (isPerson ? {} : { email: email as string })
-      const row: VisitorRow = {
-        ...blankContactFields,
-        ...before,
-        ...identity,
-        id: hit.visitor_id,
-        organization_id: organizationId,
-        company_id: (person && contactCompany) || before?.company_id || hit.company_id,
-        identified_at: before?.identified_at ?? hit.timestamp,
-        first_seen_at: earliest(
-          before?.first_seen_at ?? firstSeen.get(hit.visitor_id) ?? hit.timestamp,
-          hit.timestamp,
-        ),
-        last_seen_at: latest(before?.last_seen_at ?? hit.timestamp, hit.timestamp),
-        created_at: before?.created_at ?? now,
-        updated_at: now,
-      }
-      rows.push(row)
-      if (!before?.identified_at) firsts.push({ row, hit })
-    }
-    events.push(
-      ...(await visitorEvents(
-        deps,
-        organization,
-        'visitor.identified',
-        firsts
-          .splice(0)
-          .map(({ row, hit }) => ({ visitor: row, sessionId: hit.session_id, timestamp: hit.timestamp })),
-      )),
-    )
+  ]
+  const batch: Batch = {
+    wanted,
+    known,
+    needsContact,
+    contacts,
+    companiesByDomain: await companiesByDomain(store, domains),
+    result,
+    events: [],
+    rows: [],
+    unchanged: [],
   }
-  result.firstIdentifications = events.length
+  for (const organizationId of organizationIds) await identifyOrganization(deps, batch, organizationId)
+  result.firstIdentifications = batch.events.filter((event) => event.type === 'visitor.identified').length
+  await storeIdentifications(deps, batch)
+  result.visitors = batch.rows
+  return result
+}
+
+/** Stores the batch's events, then its visitor rows, and remembers every visitor it identified. */
+async function storeIdentifications(deps: IdentifyDeps, batch: Batch): Promise<void> {
   // The events first: a crash before the visitor rows are written identifies again on the replay,
   // which stores the same events under the same ids.
-  await appendEvents(store, events)
-  if (rows.length > 0) {
-    await store.insert(
+  await appendEvents(deps.store, batch.events)
+  if (batch.rows.length > 0) {
+    await deps.store.insert(
       'visitors',
-      rows.map((row) => ({ ...row, version: nextVersion(), is_deleted: 0 })),
+      batch.rows.map((row) => ({ ...row, version: nextVersion(), is_deleted: 0 })),
     )
   }
-  for (const row of [...unchanged, ...rows]) deps.identified?.remember(row)
-  result.visitors = rows
-  return result
+  for (const row of [...batch.unchanged, ...batch.rows]) deps.identified?.remember(row)
 }
 
 /**

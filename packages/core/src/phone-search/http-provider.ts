@@ -44,75 +44,15 @@ export interface HttpPhoneProviderOptions {
  */
 export function createHttpPhoneProvider(options: HttpPhoneProviderOptions): PhoneProvider {
   const mode = options.mode ?? 'sync'
-  const method = options.method ?? 'GET'
-  const timeoutMs = options.timeoutMs ?? 10_000
-  const doFetch = options.fetch ?? fetch
-  checkUrl(options.url, 'url')
-  if (mode === 'poll') {
-    if (!options.pollUrl) throw new Error('http phone provider: poll mode needs pollUrl')
-    checkUrl(options.pollUrl, 'pollUrl')
+  checkOptions(options, mode)
+  const settings: RequestSettings = {
+    method: options.method ?? 'GET',
+    timeoutMs: options.timeoutMs ?? 10_000,
+    fetch: options.fetch ?? fetch,
+    authHeader: options.authHeader,
+    phonePath: options.phonePath,
+    defaultCountry: options.defaultCountry,
   }
-  if (!options.phonePath.trim()) throw new Error('http phone provider: phonePath is empty')
-
-  /** Sends one request and maps its answer; `noPhone` is what a 2xx without a phone means. */
-  async function ask(
-    template: string,
-    request: PhoneLookup,
-    noPhone: 'not_found' | 'pending',
-  ): Promise<PhoneOutcome> {
-    const headers: Record<string, string> = { accept: 'application/json' }
-    if (options.authHeader) headers[options.authHeader.name] = options.authHeader.value
-    let body: string | undefined
-    if (method === 'POST') {
-      headers['content-type'] = 'application/json'
-      const { linkedinUrl, email, firstName, lastName, searchId, callbackUrl } = request
-      body = JSON.stringify({ linkedinUrl, email, firstName, lastName, searchId, callbackUrl })
-    }
-    let status: number
-    let retryAfter: string | null
-    let text: string
-    try {
-      const response = await doFetch(fillTemplate(template, request), {
-        method,
-        headers,
-        body,
-        // Not followed: a redirect to another host would carry a custom credential header along.
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-      })
-      status = response.status
-      retryAfter = response.headers.get('retry-after')
-      // Read even when unused, so the connection is released (and the timeout covers the body).
-      text = await response.text()
-    } catch (error) {
-      return { status: 'retry', reason: failureReason(error, timeoutMs) }
-    }
-
-    if (status === 404) return { status: 'not_found' }
-    if (status === 402 || status === 408 || status === 429 || status >= 500) {
-      return { status: 'retry', reason: `HTTP ${status}`, retryAfterMs: retryAfterMs(retryAfter) }
-    }
-    if (status < 200 || status > 299) {
-      return { status: 'error', reason: `HTTP ${status} (check the provider's URL and credential)` }
-    }
-    let json: unknown
-    try {
-      json = text.trim() ? JSON.parse(text) : undefined
-    } catch {
-      // An acknowledgement need not be JSON; an answer that must carry the phone must.
-      return noPhone === 'pending' ? { status: 'pending' } : { status: 'error', reason: 'answer is not JSON' }
-    }
-    return readOutcome(json, noPhone)
-  }
-
-  /** The outcome a JSON answer or callback carries. */
-  function readOutcome(json: unknown, noPhone: 'not_found' | 'pending'): PhoneOutcome {
-    const phone = firstPhone(valueAt(json, options.phonePath), options.defaultCountry)
-    if (phone) return { status: 'found', phone }
-    if (isRecord(json) && json.status === 'not_found') return { status: 'not_found' }
-    return { status: noPhone }
-  }
-
   const provider: PhoneProvider = {
     name: 'http',
     lookup(request) {
@@ -120,15 +60,117 @@ export function createHttpPhoneProvider(options: HttpPhoneProviderOptions): Phon
         // The provider would have nowhere to post its answer: waiting for it would be in vain.
         return Promise.resolve({ status: 'error', reason: 'callback mode needs a callback URL' })
       }
-      return ask(options.url, request, mode === 'sync' ? 'not_found' : 'pending')
+      return ask(settings, options.url, request, mode === 'sync' ? 'not_found' : 'pending')
     },
   }
   if (mode === 'poll') {
     const pollUrl = options.pollUrl!
-    provider.poll = (request) => ask(pollUrl, request, 'pending')
+    provider.poll = (request) => ask(settings, pollUrl, request, 'pending')
   }
-  if (mode === 'callback') provider.parseCallback = (body) => readOutcome(body, 'not_found')
+  if (mode === 'callback') provider.parseCallback = (body) => readOutcome(settings, body, 'not_found')
   return provider
+}
+
+/** The options every request reads, with their defaults. */
+interface RequestSettings {
+  method: 'GET' | 'POST'
+  timeoutMs: number
+  fetch: typeof fetch
+  authHeader: { name: string; value: string } | undefined
+  phonePath: string
+  defaultCountry: string | undefined
+}
+
+/** What a 2xx answer without a phone means: `not_found` when the answer had to carry it. */
+type NoPhone = 'not_found' | 'pending'
+
+/** @throws Error when the options cannot work (not an http(s) URL, poll mode without pollUrl, no phonePath). */
+function checkOptions(options: HttpPhoneProviderOptions, mode: HttpPhoneProviderOptions['mode']): void {
+  checkUrl(options.url, 'url')
+  if (mode === 'poll') {
+    if (!options.pollUrl) throw new Error('http phone provider: poll mode needs pollUrl')
+    checkUrl(options.pollUrl, 'pollUrl')
+  }
+  if (!options.phonePath.trim()) throw new Error('http phone provider: phonePath is empty')
+}
+
+/** Sends one request and maps its answer. */
+async function ask(
+  settings: RequestSettings,
+  template: string,
+  request: PhoneLookup,
+  noPhone: NoPhone,
+): Promise<PhoneOutcome> {
+  let answer: Answer
+  try {
+    answer = await fetchAnswer(settings, template, request)
+  } catch (error) {
+    return { status: 'retry', reason: failureReason(error, settings.timeoutMs) }
+  }
+  return answerOutcome(settings, answer, noPhone)
+}
+
+interface Answer {
+  status: number
+  retryAfter: string | null
+  text: string
+}
+
+async function fetchAnswer(
+  settings: RequestSettings,
+  template: string,
+  request: PhoneLookup,
+): Promise<Answer> {
+  const headers: Record<string, string> = { accept: 'application/json' }
+  if (settings.authHeader) headers[settings.authHeader.name] = settings.authHeader.value
+  let body: string | undefined
+  if (settings.method === 'POST') {
+    headers['content-type'] = 'application/json'
+    const { linkedinUrl, email, firstName, lastName, searchId, callbackUrl } = request
+    body = JSON.stringify({ linkedinUrl, email, firstName, lastName, searchId, callbackUrl })
+  }
+  // A plain call: a fetch may refuse another `this` (the browsers' does).
+  const send = settings.fetch
+  const response = await send(fillTemplate(template, request), {
+    method: settings.method,
+    headers,
+    body,
+    // Not followed: a redirect to another host would carry a custom credential header along.
+    redirect: 'manual',
+    signal: AbortSignal.timeout(settings.timeoutMs),
+  })
+  const status = response.status
+  const retryAfter = response.headers.get('retry-after')
+  // Read even when unused, so the connection is released (and the timeout covers the body).
+  return { status, retryAfter, text: await response.text() }
+}
+
+/** The outcome an answer's status, then its JSON body, say. */
+function answerOutcome(settings: RequestSettings, answer: Answer, noPhone: NoPhone): PhoneOutcome {
+  const { status } = answer
+  if (status === 404) return { status: 'not_found' }
+  if (status === 402 || status === 408 || status === 429 || status >= 500) {
+    return { status: 'retry', reason: `HTTP ${status}`, retryAfterMs: retryAfterMs(answer.retryAfter) }
+  }
+  if (status < 200 || status > 299) {
+    return { status: 'error', reason: `HTTP ${status} (check the provider's URL and credential)` }
+  }
+  let json: unknown
+  try {
+    json = answer.text.trim() ? JSON.parse(answer.text) : undefined
+  } catch {
+    // An acknowledgement need not be JSON; an answer that must carry the phone must.
+    return noPhone === 'pending' ? { status: 'pending' } : { status: 'error', reason: 'answer is not JSON' }
+  }
+  return readOutcome(settings, json, noPhone)
+}
+
+/** The outcome a JSON answer or callback carries. */
+function readOutcome(settings: RequestSettings, json: unknown, noPhone: NoPhone): PhoneOutcome {
+  const phone = firstPhone(valueAt(json, settings.phonePath), settings.defaultCountry)
+  if (phone) return { status: 'found', phone }
+  if (isRecord(json) && json.status === 'not_found') return { status: 'not_found' }
+  return { status: noPhone }
 }
 
 const placeholderNames = ['linkedinUrl', 'email', 'firstName', 'lastName', 'searchId', 'callbackUrl'] as const

@@ -191,6 +191,19 @@ export async function checkWebhookUrl(
   return blocked ? `host ${host} resolves to ${blockedReason(blocked.address)}` : undefined
 }
 
+/** What a request's outcome is before its time is added. */
+type Outcome = Omit<WebhookResponse, 'responseTimeMs'>
+
+/** Where to connect, or why the URL cannot be used (its format, or an IP-literal host refused). */
+function targetOf(url: string, allowPrivate: boolean): { reason: string } | { url: URL; host: string } {
+  const format = formatProblem(url)
+  if ('reason' in format) return format
+  const host = hostOf(format.parsed)
+  // Node skips the lookup for IP literals, so the connect-time guard would never see them.
+  const literal = allowPrivate ? undefined : literalProblem(host)
+  return literal ? { reason: literal } : { url: format.parsed, host }
+}
+
 /**
  * POSTs the body and reads at most maxResponseBytes of the answer. Never throws: every failure
  * (bad URL, blocked address, network error, timeout, non-2xx, redirect) is `ok: false` with a
@@ -199,19 +212,20 @@ export async function checkWebhookUrl(
 export async function sendWebhook(request: WebhookRequest): Promise<WebhookResponse> {
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
+  const target = targetOf(request.url, request.allowPrivate ?? false)
+  if ('reason' in target)
+    return { ok: false, statusCode: null, responseTimeMs: elapsed(), error: target.reason }
+  return post(request, target, elapsed)
+}
+
+/** The POST itself, ended by its answer, an error, the timeout or the abort signal, whichever comes first. */
+function post(
+  request: WebhookRequest,
+  target: { url: URL; host: string },
+  elapsed: () => number,
+): Promise<WebhookResponse> {
   const timeoutMs = request.timeoutMs ?? defaultTimeoutMs
   const maxBytes = Math.max(0, request.maxResponseBytes ?? defaultMaxResponseBytes)
-  const allowPrivate = request.allowPrivate ?? false
-
-  const format = formatProblem(request.url)
-  if ('reason' in format)
-    return { ok: false, statusCode: null, responseTimeMs: elapsed(), error: format.reason }
-  const url = format.parsed
-  const host = hostOf(url)
-  // Node skips the lookup for IP literals, so the connect-time guard would never see them.
-  const literal = allowPrivate ? undefined : literalProblem(host)
-  if (literal) return { ok: false, statusCode: null, responseTimeMs: elapsed(), error: literal }
-
   return new Promise((resolve) => {
     let done = false
     let statusCode: number | null = null
@@ -226,7 +240,7 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
       req?.destroy()
     }
     request.signal?.addEventListener('abort', abort, { once: true })
-    function finish(result: Omit<WebhookResponse, 'responseTimeMs'>) {
+    function finish(result: Outcome) {
       if (done) return
       done = true
       clearTimeout(timer)
@@ -235,18 +249,12 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
     }
     if (request.signal?.aborted) return abort()
 
-    const protocol = url.protocol as 'http:' | 'https:'
-    const options: RequestOptions = {
-      method: 'POST',
-      hostname: host,
-      port: url.port || undefined,
-      path: `${url.pathname}${url.search}`,
-      // A fixed length: the exact signed bytes, not a chunked re-framing of them.
-      headers: { ...request.headers, 'content-length': String(request.body.length) },
-      agent: agentFor(protocol, allowPrivate),
-    }
+    const protocol = target.url.protocol as 'http:' | 'https:'
     try {
-      req = (protocol === 'https:' ? httpsRequest : httpRequest)(options, read)
+      req = (protocol === 'https:' ? httpsRequest : httpRequest)(requestOptions(request, target), (res) => {
+        statusCode = res.statusCode ?? null
+        readAnswer(res, maxBytes, finish, () => done)
+      })
     } catch (error) {
       // Invalid header names or values throw at once.
       return finish({ ok: false, statusCode: null, error: `invalid request (${errorCode(error)})` })
@@ -256,41 +264,62 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
       finish({ ok: false, statusCode, error: `network error (${errorCode(error)})` })
     })
     req.end(request.body)
-
-    function read(res: IncomingMessage) {
-      statusCode = res.statusCode ?? null
-      const chunks: Buffer[] = []
-      let size = 0
-      const complete = () => {
-        const responseBody = Buffer.concat(chunks).toString('utf8')
-        const code = statusCode ?? 0
-        if (code >= 200 && code <= 299) return finish({ ok: true, statusCode, responseBody })
-        const error = code >= 300 && code <= 399 ? `redirect (${code}) not followed` : `HTTP ${code}`
-        finish({ ok: false, statusCode, error, responseBody })
-      }
-      // Cut off mid-answer: not a delivery we can vouch for (the receiver dedupes retries by event id).
-      res.on('error', (error) => {
-        const responseBody = Buffer.concat(chunks).toString('utf8')
-        finish({ ok: false, statusCode, error: `network error (${errorCode(error)})`, responseBody })
-      })
-      res.on('end', complete)
-      res.on('data', (chunk: Buffer) => {
-        if (done) return
-        const room = maxBytes - size
-        chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk)
-        size += Math.min(chunk.length, room)
-        // Enough: a receiver that streams megabytes (or forever) must not hold the delivery.
-        if (size >= maxBytes) stopReading()
-      })
-      if (maxBytes === 0) stopReading()
-
-      function stopReading() {
-        complete()
-        // The socket is dropped rather than drained, so it does not go back to the pool.
-        res.destroy()
-      }
-    }
   })
+}
+
+function requestOptions(request: WebhookRequest, { url, host }: { url: URL; host: string }): RequestOptions {
+  return {
+    method: 'POST',
+    hostname: host,
+    port: url.port || undefined,
+    path: `${url.pathname}${url.search}`,
+    // A fixed length: the exact signed bytes, not a chunked re-framing of them.
+    headers: { ...request.headers, 'content-length': String(request.body.length) },
+    agent: agentFor(url.protocol as 'http:' | 'https:', request.allowPrivate ?? false),
+  }
+}
+
+/**
+ * Reads at most `maxBytes` of the answer and ends the delivery by it: a 2xx is delivered, anything
+ * else (a redirect included) or an answer cut off is not. `finished` says the delivery already
+ * ended (timeout, abort): the rest of the answer is not kept.
+ */
+function readAnswer(
+  res: IncomingMessage,
+  maxBytes: number,
+  finish: (result: Outcome) => void,
+  finished: () => boolean,
+): void {
+  const statusCode = res.statusCode ?? null
+  const chunks: Buffer[] = []
+  let size = 0
+  const complete = () => {
+    const responseBody = Buffer.concat(chunks).toString('utf8')
+    const code = statusCode ?? 0
+    if (code >= 200 && code <= 299) return finish({ ok: true, statusCode, responseBody })
+    const error = code >= 300 && code <= 399 ? `redirect (${code}) not followed` : `HTTP ${code}`
+    finish({ ok: false, statusCode, error, responseBody })
+  }
+  const stopReading = () => {
+    complete()
+    // The socket is dropped rather than drained, so it does not go back to the pool.
+    res.destroy()
+  }
+  // Cut off mid-answer: not a delivery we can vouch for (the receiver dedupes retries by event id).
+  res.on('error', (error) => {
+    const responseBody = Buffer.concat(chunks).toString('utf8')
+    finish({ ok: false, statusCode, error: `network error (${errorCode(error)})`, responseBody })
+  })
+  res.on('end', complete)
+  res.on('data', (chunk: Buffer) => {
+    if (finished()) return
+    const room = maxBytes - size
+    chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk)
+    size += Math.min(chunk.length, room)
+    // Enough: a receiver that streams megabytes (or forever) must not hold the delivery.
+    if (size >= maxBytes) stopReading()
+  })
+  if (maxBytes === 0) stopReading()
 }
 
 /** An error's code (ECONNREFUSED...), never its message: that may name the host or the URL. */
