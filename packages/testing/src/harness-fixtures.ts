@@ -13,6 +13,7 @@ import {
   createOrganization,
   createUser,
   type FlowDeps,
+  type IcpConfigKind,
   type LocalBillingProvider,
   type Locks,
   nextVersion,
@@ -86,20 +87,25 @@ export function organizationFixtures(
       return user.id
     },
     async createIcpConfig(organizationId, kind) {
-      const icpConfig = await createIcpConfig(repos, locks, organizationId, kind, {
-        name: `Fixture ${kind}`,
-        ...(kind === 'partner'
-          ? {
-              rules: {
-                groups: [
-                  { operator: 'AND', conditions: [{ type: 'country', comparator: 'equals', value: 'DE' }] },
-                ],
-              },
-            }
-          : { filter: { company: { industries: ['SaaS'] } } }),
-      })
+      const icpConfig = await createIcpConfig(repos, locks, organizationId, kind, fixtureIcpConfig(kind))
       return icpConfig.slug
     },
+  }
+}
+
+/** A partner's config matches visitors from Germany; an organization's, SaaS companies. */
+function fixtureIcpConfig(kind: IcpConfigKind) {
+  return {
+    name: `Fixture ${kind}`,
+    ...(kind === 'partner'
+      ? {
+          rules: {
+            groups: [
+              { operator: 'AND', conditions: [{ type: 'country', comparator: 'equals', value: 'DE' }] },
+            ],
+          },
+        }
+      : { filter: { company: { industries: ['SaaS'] } } }),
   }
 }
 
