@@ -128,12 +128,6 @@ function createMethodIndex() {
   }
 }
 
-/**
- * Where a callback phone provider posts its answer (PHONE_HTTP_MODE=callback): the URL it was given
- * holds the search and a random token of that search, checked against the token's stored SHA-256.
- * No API key: the token is the credential. The URL is never logged (the route logs at `warn`, and
- * its own failures without the URL). Always 200: `received` says whether the answer was applied.
- */
 const tlsAskDoc: EndpointDoc = {
   operationId: 'tlsAsk',
   method: 'GET',
@@ -272,6 +266,12 @@ const phoneCallbackDoc: EndpointDoc = {
   },
 }
 
+/**
+ * Where a callback phone provider posts its answer (PHONE_HTTP_MODE=callback): the URL it was given
+ * holds the search and a random token of that search, checked against the token's stored SHA-256.
+ * No API key: the token is the credential. The URL is never logged (the route logs at `warn`, and
+ * its own failures without the URL). Always 200: `received` says whether the answer was applied.
+ */
 function registerPhoneCallback(app: FastifyInstance, phone: PhoneSearchDeps): void {
   const params = phoneCallbackParams
   app.post(
@@ -297,9 +297,29 @@ function registerPhoneCallback(app: FastifyInstance, phone: PhoneSearchDeps): vo
  */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config } = deps
-  const app = Fastify({
+  const app = createFastify(deps)
+  registerErrorHandlers(app)
+  registerOperationsRoutes(app, deps)
+  const serveIngest = config.role === 'all' || config.role === 'ingest'
+  const serveApi = config.role === 'all' || config.role === 'api'
+  if (serveIngest) {
+    if (!deps.ingest) throw new Error('The ingest role needs the ingest service')
+    await app.register(ingestPlugin, deps.ingest)
+  }
+  if (deps.metrics) {
+    await app.register(metricsPlugin, { registry: deps.metrics, token: config.metricsToken })
+  }
+  if (serveApi) {
+    if (!deps.services) throw new Error('The api role needs the billing, phone and integration services')
+    await registerApi(app, deps, deps.services)
+  }
+  return app
+}
+
+function createFastify(deps: AppDependencies): FastifyInstance {
+  return Fastify({
     loggerInstance: deps.logger,
-    trustProxy: config.trustProxy,
+    trustProxy: deps.config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Respond to a client that goes away mid-request without keeping sockets open at shutdown.
     forceCloseConnections: 'idle',
@@ -311,7 +331,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       ;(reply as FastifyReply).code(body.statusCode).send(body)
     },
   })
+}
 
+/** Every error in the one error body; an unknown path 404, a known path with another method 405. */
+function registerErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const body = toErrorBody(error)
     if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed')
@@ -335,7 +358,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     const body = toErrorBody(appError('route_not_found', `Route ${request.method} ${shown} not found`))
     return reply.code(body.statusCode).send(body)
   })
+}
 
+/** Liveness, readiness and the TLS `ask` endpoint: served by every role. */
+function registerOperationsRoutes(app: FastifyInstance, deps: AppDependencies): void {
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/tls/ask', async (request, reply) => {
     const domain = (request.query as Record<string, unknown>).domain
@@ -347,50 +373,45 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     const ready = (await deps.store.ping()) && (await isMigrated(deps.store, deps.migrations))
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready' })
   })
+}
 
-  const serveIngest = config.role === 'all' || config.role === 'ingest'
-  const serveApi = config.role === 'all' || config.role === 'api'
-  if (serveIngest) {
-    if (!deps.ingest) throw new Error('The ingest role needs the ingest service')
-    await app.register(ingestPlugin, deps.ingest)
-  }
-  if (deps.metrics) {
-    await app.register(metricsPlugin, { registry: deps.metrics, token: config.metricsToken })
-  }
-  if (serveApi) {
-    if (!deps.services) throw new Error('The api role needs the billing, phone and integration services')
-    const { billing, phone, integrations } = deps.services
-    registerPhoneCallback(app, phone)
-    await app.register(async (scope) => unsubscribePlugin(scope, deps))
-    await app.register(async (scope) => billingPagesPlugin(scope, billing))
-    await app.register(async (scope) => dashboardPlugin(scope, {}))
-    await app.register(async (scope) => integrationPagesPlugin(scope, integrations))
-    await app.register(apiPlugin, {
-      prefix: '/api/v1',
-      store: deps.store,
-      repos: deps.repos,
-      coordination: deps.coordination,
-      config,
-      phone,
-      billing,
-      integrations,
-    })
-    // The tracker's endpoints are documented whatever this process's role: they are the service's.
-    await app.register(apiDocsPlugin, {
-      config,
-      endpoints: [
-        ...trackingEndpointDocs(),
-        ...healthEndpointDocs,
-        tlsAskDoc,
-        phoneCallbackDoc,
-        ...unsubscribeDocs,
-        ...billingPageDocs(billing.provider.kind),
-        ...dashboardDocs,
-        ...integrationPageDocs,
-        ...(deps.metrics ? [metricsEndpointDoc({ token: config.metricsToken !== undefined })] : []),
-      ],
-      tagDescriptions,
-    })
-  }
-  return app
+/** The API under `/api/v1`, the pages and callbacks around it, and the OpenAPI document of the whole service. */
+async function registerApi(
+  app: FastifyInstance,
+  deps: AppDependencies,
+  services: ProcessServices,
+): Promise<void> {
+  const { config } = deps
+  const { billing, phone, integrations } = services
+  registerPhoneCallback(app, phone)
+  await app.register(async (scope) => unsubscribePlugin(scope, deps))
+  await app.register(async (scope) => billingPagesPlugin(scope, billing))
+  await app.register(async (scope) => dashboardPlugin(scope, {}))
+  await app.register(async (scope) => integrationPagesPlugin(scope, integrations))
+  await app.register(apiPlugin, {
+    prefix: '/api/v1',
+    store: deps.store,
+    repos: deps.repos,
+    coordination: deps.coordination,
+    config,
+    phone,
+    billing,
+    integrations,
+  })
+  // The tracker's endpoints are documented whatever this process's role: they are the service's.
+  await app.register(apiDocsPlugin, {
+    config,
+    endpoints: [
+      ...trackingEndpointDocs(),
+      ...healthEndpointDocs,
+      tlsAskDoc,
+      phoneCallbackDoc,
+      ...unsubscribeDocs,
+      ...billingPageDocs(billing.provider.kind),
+      ...dashboardDocs,
+      ...integrationPageDocs,
+      ...(deps.metrics ? [metricsEndpointDoc({ token: config.metricsToken !== undefined })] : []),
+    ],
+    tagDescriptions,
+  })
 }

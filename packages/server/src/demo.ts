@@ -171,11 +171,16 @@ export interface DemoOptions {
   now?: number
 }
 
+export type DemoDeps = { store: Store; repos: Repositories; coordination: Coordination }
+type Random = ReturnType<typeof generator>
+/** The columns every demo row shares: written now, as one import would write them. */
+type Stamp = { created_at: string; updated_at: string; version: string; is_deleted: number }
+type DemoCompany = ReturnType<typeof demoCompanies>[number]
+type DemoContact = ReturnType<typeof demoContacts>[number]
+type IdentifyHit = Parameters<typeof identifyVisitors>[1][number]
+
 /** Fills the organization with demo companies, contacts, visitors, identifications and an ICP config. */
-export async function seedDemo(
-  deps: { store: Store; repos: Repositories; coordination: Coordination },
-  options: DemoOptions,
-): Promise<DemoSummary> {
+export async function seedDemo(deps: DemoDeps, options: DemoOptions): Promise<DemoSummary> {
   const { store, repos } = deps
   const rand = generator(options.seed ?? 42)
   const now = options.now ?? Date.now()
@@ -183,9 +188,38 @@ export async function seedDemo(
   const run = randomUUID().slice(0, 6)
   const stamp = { created_at: at, updated_at: at, version: nextVersion(), is_deleted: 0 }
 
-  // Companies, with an IP range each (documentation and benchmarking address space).
-  const companyCount = Math.max(10, Math.min(200, Math.ceil(options.visitors / 5)))
-  const companies = Array.from({ length: companyCount }, (_, i) => {
+  const companies = demoCompanies(rand, run, stamp, options.visitors)
+  await store.insert('companies', companies)
+  await store.insert(
+    'company_ip_ranges',
+    companies.map((company, i) => ({ cidr: `198.18.${i % 256}.0/24`, company_id: company.id, ...stamp })),
+  )
+  const contacts = demoContacts(companies, run, stamp)
+  await store.insert('contacts', contacts)
+
+  const { rows, identifyHits } = demoVisits(rand, options, now, companies, contacts)
+  for (let i = 0; i < rows.length; i += 5000) await store.insert('page_views', rows.slice(i, i + 5000))
+  // The statistics count them at once (a worker's pass would within ANALYTICS_SETTLE_INTERVAL_MS).
+  await settleFirstHoursNow({ store, locks: deps.coordination.locks })
+  const identified = await identifyVisitors({ store, repos }, identifyHits)
+
+  const config = await scoredDemoIcpConfig(deps, options.organizationId, run)
+  return {
+    organizationId: options.organizationId,
+    companies: companies.length,
+    contacts: contacts.length,
+    visitors: options.visitors,
+    pageViews: rows.length,
+    identified: identified.firstIdentifications,
+    icpConfig: config.slug,
+    icpMatches: await countIcpMatches(store, options.organizationId, config.id),
+  }
+}
+
+/** Companies, one per five visitors (10 to 200), with an IP range each (documentation and benchmarking address space). */
+function demoCompanies(rand: Random, run: string, stamp: Stamp, visitors: number) {
+  const companyCount = Math.max(10, Math.min(200, Math.ceil(visitors / 5)))
+  return Array.from({ length: companyCount }, (_, i) => {
     const name = `${words[i % words.length]} ${suffixes[Math.floor(i / words.length) % suffixes.length]}${i >= words.length * suffixes.length ? ` ${i}` : ''}`
     const domain = `${name.toLowerCase().replace(/[^a-z0-9]+/g, '')}.example`
     const place = rand.pick(places)
@@ -206,14 +240,11 @@ export async function seedDemo(
       ...stamp,
     }
   })
-  await store.insert('companies', companies)
-  await store.insert(
-    'company_ip_ranges',
-    companies.map((company, i) => ({ cidr: `198.18.${i % 256}.0/24`, company_id: company.id, ...stamp })),
-  )
+}
 
-  // Three contacts per company.
-  const contacts = companies.flatMap((company, c) =>
+/** Three contacts per company: contact `3c + k` is company c's k-th. */
+function demoContacts(companies: DemoCompany[], run: string, stamp: Stamp) {
+  return companies.flatMap((company, c) =>
     Array.from({ length: 3 }, (_, k) => {
       const first = firstNames[(c * 3 + k) % firstNames.length]!
       const last = lastNames[(c * 7 + k) % lastNames.length]!
@@ -235,93 +266,135 @@ export async function seedDemo(
       }
     }),
   )
-  await store.insert('contacts', contacts)
+}
 
-  // Visitors: one to four sessions each over the last 30 days; most from a company network.
-  const rows: object[] = []
-  const identifyHits: Parameters<typeof identifyVisitors>[1][number][] = []
+/** Every visitor's page views, and the identifications of those who gave an email. */
+function demoVisits(
+  rand: Random,
+  options: DemoOptions,
+  now: number,
+  companies: DemoCompany[],
+  contacts: DemoContact[],
+) {
+  const rows: DemoPageView[] = []
+  const identifyHits: IdentifyHit[] = []
   for (let v = 0; v < options.visitors; v++) {
-    const visitorId = randomUUID()
-    const companyIndex = rand.next() < 0.7 ? rand.int(companies.length) : -1
-    const company = companyIndex >= 0 ? companies[companyIndex]! : undefined
-    const place = company
-      ? (places.find((p) => p.country === company.country) ?? rand.pick(places))
-      : rand.pick(places)
-    const device = rand.pick(browsers)
+    const visit = demoVisitor(rand, options.organizationId, companies)
     const sessions = 1 + rand.int(4)
-    let last: { sessionId: string; timestamp: string } | undefined
-    for (let s = 0; s < sessions; s++) {
-      const sessionId = randomUUID()
-      const source = rand.pick(sources)
-      const start = now - rand.int(30 * 86_400_000)
-      const views = 1 + rand.int(5)
-      for (let p = 0; p < views; p++) {
-        const path = p === 0 ? rand.pick(pages) : rand.pick(pages)
-        const timestamp = new Date(start + p * (20_000 + rand.int(90_000))).toISOString()
-        const query = source.utm_source
-          ? `?utm_source=${source.utm_source}&utm_medium=${source.utm_medium}&utm_campaign=${source.utm_campaign}`
-          : ''
-        rows.push({
-          event_id: randomUUID(),
-          organization_id: options.organizationId,
-          visitor_id: visitorId,
-          session_id: sessionId,
-          type: 'pageview',
-          timestamp,
-          received_at: timestamp,
-          url: `https://www.yoursite.example${path}${p === 0 ? query : ''}`,
-          path,
-          hostname: 'www.yoursite.example',
-          title: path === '/' ? 'Home' : path.slice(1),
-          referrer: p === 0 ? source.referrer : '',
-          utm_source: p === 0 ? source.utm_source : '',
-          utm_medium: p === 0 ? source.utm_medium : '',
-          utm_campaign: p === 0 ? source.utm_campaign : '',
-          screen_width: device.device_type === 'mobile' ? 390 : 1440,
-          screen_height: device.device_type === 'mobile' ? 844 : 900,
-          language: 'en-US',
-          engaged_ms: 5000 + rand.int(120_000),
-          max_scroll: 20 + rand.int(80),
-          ip: company ? `198.18.${companyIndex % 256}.${1 + rand.int(250)}` : `192.0.2.${1 + rand.int(250)}`,
-          country: place.country,
-          region: place.region,
-          city: place.city,
-          isp: company ? company.name : 'Example Telecom',
-          connection_type: company ? 'business' : 'isp',
-          user_agent: device.user_agent,
-          device_type: device.device_type,
-          browser: device.browser,
-          os: device.os,
-          company_id: company?.id ?? '',
-        })
-        last = { sessionId, timestamp }
-      }
-    }
+    const views = Array.from({ length: sessions }, () => demoSession(rand, visit, now)).flat()
+    rows.push(...views)
+    const last = views.at(-1)
     // A third of the company visitors filled a form or signed in.
-    if (company && last && rand.next() < 0.35) {
-      const contact = contacts[companyIndex * 3 + rand.int(3)]!
+    if (visit.company && last && rand.next() < 0.35) {
+      const contact = contacts[visit.companyIndex * 3 + rand.int(3)]!
       identifyHits.push({
         organization_id: options.organizationId,
-        visitor_id: visitorId,
-        session_id: last.sessionId,
+        visitor_id: visit.visitorId,
+        session_id: last.session_id,
         email: contact.email,
         timestamp: last.timestamp,
-        company_id: company.id,
+        company_id: visit.company.id,
       })
     }
   }
-  for (let i = 0; i < rows.length; i += 5000) await store.insert('page_views', rows.slice(i, i + 5000))
-  // The statistics count them at once (a worker's pass would within ANALYTICS_SETTLE_INTERVAL_MS).
-  await settleFirstHoursNow({ store, locks: deps.coordination.locks })
-  const identified = await identifyVisitors({ store, repos }, identifyHits)
+  return { rows, identifyHits }
+}
 
-  // An ICP config that matches part of them, scored now (as its recalculation job would).
-  const existing = (await organizationIcpConfigs(repos, options.organizationId)).find((c) =>
+interface DemoVisitor {
+  organizationId: string
+  visitorId: string
+  /** The company whose network the visitor browses from, for most of them; its index in the list. */
+  company: DemoCompany | undefined
+  companyIndex: number
+  place: (typeof places)[number]
+  device: (typeof browsers)[number]
+}
+
+/** A visitor: most from a company network (and its country), on one device. */
+function demoVisitor(rand: Random, organizationId: string, companies: DemoCompany[]): DemoVisitor {
+  const visitorId = randomUUID()
+  const companyIndex = rand.next() < 0.7 ? rand.int(companies.length) : -1
+  const company = companyIndex >= 0 ? companies[companyIndex]! : undefined
+  const place = company
+    ? (places.find((p) => p.country === company.country) ?? rand.pick(places))
+    : rand.pick(places)
+  return { organizationId, visitorId, company, companyIndex, place, device: rand.pick(browsers) }
+}
+
+/** One session within the last 30 days: one to five page views, the first with the source's UTM and referrer. */
+function demoSession(rand: Random, visit: DemoVisitor, now: number): DemoPageView[] {
+  const session = {
+    sessionId: randomUUID(),
+    source: rand.pick(sources),
+    start: now - rand.int(30 * 86_400_000),
+  }
+  const views = 1 + rand.int(5)
+  return Array.from({ length: views }, (_, p) => demoPageView(rand, visit, session, p))
+}
+
+type DemoPageView = ReturnType<typeof demoPageView>
+
+/** The session's `p`-th page view, as ingest writes it. */
+function demoPageView(
+  rand: Random,
+  visit: DemoVisitor,
+  session: { sessionId: string; source: (typeof sources)[number]; start: number },
+  p: number,
+) {
+  const { company, device, place } = visit
+  const { source } = session
+  const path = rand.pick(pages)
+  const timestamp = new Date(session.start + p * (20_000 + rand.int(90_000))).toISOString()
+  const query = source.utm_source
+    ? `?utm_source=${source.utm_source}&utm_medium=${source.utm_medium}&utm_campaign=${source.utm_campaign}`
+    : ''
+  return {
+    event_id: randomUUID(),
+    organization_id: visit.organizationId,
+    visitor_id: visit.visitorId,
+    session_id: session.sessionId,
+    type: 'pageview',
+    timestamp,
+    received_at: timestamp,
+    url: `https://www.yoursite.example${path}${p === 0 ? query : ''}`,
+    path,
+    hostname: 'www.yoursite.example',
+    title: path === '/' ? 'Home' : path.slice(1),
+    referrer: p === 0 ? source.referrer : '',
+    utm_source: p === 0 ? source.utm_source : '',
+    utm_medium: p === 0 ? source.utm_medium : '',
+    utm_campaign: p === 0 ? source.utm_campaign : '',
+    screen_width: device.device_type === 'mobile' ? 390 : 1440,
+    screen_height: device.device_type === 'mobile' ? 844 : 900,
+    language: 'en-US',
+    engaged_ms: 5000 + rand.int(120_000),
+    max_scroll: 20 + rand.int(80),
+    ip: company ? `198.18.${visit.companyIndex % 256}.${1 + rand.int(250)}` : `192.0.2.${1 + rand.int(250)}`,
+    country: place.country,
+    region: place.region,
+    city: place.city,
+    isp: company ? company.name : 'Example Telecom',
+    connection_type: company ? 'business' : 'isp',
+    user_agent: device.user_agent,
+    device_type: device.device_type,
+    browser: device.browser,
+    os: device.os,
+    company_id: company?.id ?? '',
+  }
+}
+
+/**
+ * An ICP config that matches part of the visitors (the one an earlier run added, if any), scored
+ * now, as its recalculation job would.
+ */
+async function scoredDemoIcpConfig(deps: DemoDeps, organizationId: string, run: string) {
+  const { store, repos } = deps
+  const existing = (await organizationIcpConfigs(repos, organizationId)).find((c) =>
     c.slug.startsWith('demo-saas'),
   )
   const config =
     existing ??
-    (await addIcpConfig(deps, options.organizationId, 'organization', {
+    (await addIcpConfig(deps, organizationId, 'organization', {
       slug: `demo-saas-${run}`,
       name: 'Demo: SaaS and fintech, 51-1000 people',
       filter: {
@@ -329,21 +402,16 @@ export async function seedDemo(
         contact: { seniorities: ['c-level', 'vp', 'director'] },
       },
     }))
-  const configs = await organizationIcpConfigs(repos, options.organizationId)
+  const configs = await organizationIcpConfigs(repos, organizationId)
   await scoreConfig(store, config, { organizationConfigIds: activeOrganizationConfigIds(configs) })
+  return config
+}
+
+async function countIcpMatches(store: Store, organizationId: string, configId: string): Promise<number> {
   const [matches] = await store.query<{ n: number }>(
     `SELECT count() AS n FROM icp_scores FINAL
      WHERE organization_id = {organizationId:UUID} AND config_id = {configId:String} AND matched = 1`,
-    { organizationId: options.organizationId, configId: config.id },
+    { organizationId, configId },
   )
-  return {
-    organizationId: options.organizationId,
-    companies: companies.length,
-    contacts: contacts.length,
-    visitors: options.visitors,
-    pageViews: rows.length,
-    identified: identified.firstIdentifications,
-    icpConfig: config.slug,
-    icpMatches: Number(matches?.n ?? 0),
-  }
+  return Number(matches?.n ?? 0)
 }
