@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { BootstrapFile } from '@visitor-id/core'
+import type { BootstrapFile } from '@visitor-id/core/organizations'
 import {
   killServerProcess,
   repoRoot,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import type { BootstrapFile } from '@visitor-id/core'
+import type { BootstrapFile } from '@visitor-id/core/organizations'
 import {
   killServerProcess,
   runCli,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import type { BootstrapFile } from '@visitor-id/core'
-import { sha256Hex } from '@visitor-id/core'
+import { sha256Hex } from '@visitor-id/core/ids'
+import type { BootstrapFile } from '@visitor-id/core/organizations'
 import {
   killServerProcess,
   runCli,

@@ -2,7 +2,7 @@
 // their companies and ICP matches.
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import type { BootstrapFile } from '@visitor-id/core'
+import type { BootstrapFile } from '@visitor-id/core/organizations'
 import {
   killServerProcess,
   runCli,

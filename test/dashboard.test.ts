@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
-import type { BootstrapFile } from '@visitor-id/core'
+import type { BootstrapFile } from '@visitor-id/core/organizations'
 import { closeChromium, findChromium, launchChromium } from '@visitor-id/testing/chromium'
 import { startZoneServer } from '@visitor-id/testing/dns-zone-server'
 import {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { createStore } from '@visitor-id/core'
+import { createStore } from '@visitor-id/core/store'
 import { killServerProcess, type ServerProcess, startServerProcess } from '@visitor-id/testing/server-process'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, describe, expect, it } from 'vitest'

@@ -1,16 +1,10 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import path from 'node:path'
-import {
-  bootstrapIfEmpty,
-  createRepositories,
-  createStore,
-  migrate,
-  type Repositories,
-  type Store,
-  StoreError,
-  toErrorBody,
-} from '@visitor-id/core'
+import { toErrorBody } from '@visitor-id/core/http-errors'
+import { bootstrapIfEmpty } from '@visitor-id/core/organizations'
+import { createRepositories, type Repositories } from '@visitor-id/core/repositories'
+import { createStore, migrate, type Store, StoreError } from '@visitor-id/core/store'
 import {
   createBatchWriter,
   createDurableSink,

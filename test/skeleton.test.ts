@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
-import type { BootstrapFile as BootstrapKeys } from '@visitor-id/core'
+import type { BootstrapFile as BootstrapKeys } from '@visitor-id/core/organizations'
 import {
   killServerProcess,
   runCli,

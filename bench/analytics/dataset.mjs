@@ -10,15 +10,11 @@
 // view's target. Every value is a hash of the row's coordinates (visitor, session, page view), so
 // the same arguments give the same data, apart from the time they end at (now).
 import { parseArgs } from 'node:util'
-import {
-  createIcpConfig,
-  createMemoryCoordination,
-  createRepositories,
-  createStore,
-  lockDataDir,
-  migrate,
-  nextVersion,
-} from '@visitor-id/core'
+import { createMemoryCoordination } from '@visitor-id/core/coordination'
+import { createIcpConfig } from '@visitor-id/core/icp'
+import { nextVersion } from '@visitor-id/core/ids'
+import { createRepositories } from '@visitor-id/core/repositories'
+import { createStore, lockDataDir, migrate } from '@visitor-id/core/store'
 import { listParams, lists } from './lists.mjs'
 
 /** The slug of the ICP config whose scores the dataset writes (about 20 % of the identified visitors matched). */

@@ -19,7 +19,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createClient } from '@clickhouse/client'
-import { bootstrapIfEmpty, createRepositories, createStore, lockDataDir, migrate } from '@visitor-id/core'
+import { bootstrapIfEmpty } from '@visitor-id/core/organizations'
+import { createRepositories } from '@visitor-id/core/repositories'
+import { createStore, lockDataDir, migrate } from '@visitor-id/core/store'
 import { createChdbConnection } from 'chdb/connection'
 
 const { values } = parseArgs({

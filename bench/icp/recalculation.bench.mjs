@@ -20,16 +20,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import {
-  bootstrapIfEmpty,
-  createMemoryCoordination,
-  createRepositories,
-  createStore,
-  factsQuery,
-  migrate,
-  runRecalculation,
-  scoreConfig,
-} from '@visitor-id/core'
+import { createMemoryCoordination } from '@visitor-id/core/coordination'
+import { factsQuery, runRecalculation, scoreConfig } from '@visitor-id/core/icp'
+import { bootstrapIfEmpty } from '@visitor-id/core/organizations'
+import { createRepositories } from '@visitor-id/core/repositories'
+import { createStore, migrate } from '@visitor-id/core/store'
 
 const { values } = parseArgs({
   options: {

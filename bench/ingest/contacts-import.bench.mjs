@@ -16,7 +16,9 @@ import { Session } from 'node:inspector/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { contactFields, createStore, findContactsByKeys, migrate } from '@visitor-id/core'
+import { contactFields } from '@visitor-id/core/contact-fields'
+import { findContactsByKeys } from '@visitor-id/core/identification'
+import { createStore, migrate } from '@visitor-id/core/store'
 import { importContacts } from '@visitor-id/ingest'
 
 const { values } = parseArgs({

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { createStore, migrate } from '@visitor-id/core'
+import { createStore, migrate } from '@visitor-id/core/store'
 import { createHitPipeline, createIpIntelligence, parseCollectBody, toColumnValues } from '@visitor-id/ingest'
 import { createVisitorPool, hitRequest } from './traffic.mjs'
 

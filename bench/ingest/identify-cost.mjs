@@ -22,7 +22,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { createStore, lockDataDir, migrate } from '@visitor-id/core'
+import { createStore, lockDataDir, migrate } from '@visitor-id/core/store'
 import { startServer } from '../analytics/server.mjs'
 import { contactEmail, createVisitorPool, hitRequest, insertContacts, requestAs } from './traffic.mjs'
 

@@ -21,16 +21,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import {
-  bootstrapIfEmpty,
-  createIdentifiedVisitors,
-  createMemoryCoordination,
-  createReadModel,
-  createRepositories,
-  createStore,
-  identifyVisitors,
-  migrate,
-} from '@visitor-id/core'
+import { createMemoryCoordination } from '@visitor-id/core/coordination'
+import { createIdentifiedVisitors, identifyVisitors } from '@visitor-id/core/identification'
+import { bootstrapIfEmpty } from '@visitor-id/core/organizations'
+import { createRepositories } from '@visitor-id/core/repositories'
+import { createReadModel, createStore, migrate } from '@visitor-id/core/store'
 import { labelOf } from './store-calls.mjs'
 import { contactEmail, insertContacts } from './traffic.mjs'
 

@@ -6,7 +6,7 @@
 // The distributions are chosen so that the benchmark's filters select known shares (see `filters`
 // below): seniority, department and country are drawn independently by weight, the company
 // uniformly among the companies, whose industry is uniform over 10 values.
-import { createStore, lockDataDir, migrate } from '@visitor-id/core'
+import { createStore, lockDataDir, migrate } from '@visitor-id/core/store'
 import { waitForMerges } from '../analytics/dataset.mjs'
 
 const seniorities = { 'c-level': 5, vp: 8, director: 12, manager: 20, senior: 25, entry: 30 }

@@ -2,18 +2,11 @@
 // deliveries, written by the bench process through the service's own functions (the embedded store
 // is one process's at a time, so this runs before the server starts on the directory).
 import { randomUUID } from 'node:crypto'
-import {
-  createMemoryCoordination,
-  createOrganization,
-  createPartner,
-  createRepositories,
-  createStore,
-  createUser,
-  enqueueWebhookEvent,
-  lockDataDir,
-  migrate,
-  updateWebhookConfig,
-} from '@visitor-id/core'
+import { createMemoryCoordination } from '@visitor-id/core/coordination'
+import { createOrganization, createPartner, createUser } from '@visitor-id/core/organizations'
+import { createRepositories } from '@visitor-id/core/repositories'
+import { createStore, lockDataDir, migrate } from '@visitor-id/core/store'
+import { enqueueWebhookEvent, updateWebhookConfig } from '@visitor-id/core/webhooks'
 import { identificationPayload } from './payload.mjs'
 
 export const benchSecret = 'bench-partner-secret-0123456789'

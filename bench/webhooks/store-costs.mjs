@@ -3,7 +3,7 @@
 // a filled store, step by step. The SQL is a copy of the dispatcher's (keep them in step); the
 // writes go to the copy's own tables like the dispatcher's (the copy is thrown away).
 import { randomUUID } from 'node:crypto'
-import { nextVersion } from '@visitor-id/core'
+import { nextVersion } from '@visitor-id/core/ids'
 
 const deliveryColumns = `id, toString(partner_id) AS partner, toString(organization_id) AS organization, kind,
   event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at`

@@ -38,7 +38,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { createStore } from '@visitor-id/core'
+import { createStore } from '@visitor-id/core/store'
 import { rssBytes, startServer } from '../analytics/server.mjs'
 import {
   benchSecret,

@@ -1,4 +1,6 @@
-import { appError, type Principal, type RateLimiter, requireScope } from '@visitor-id/core'
+import { type Principal, requireScope } from '@visitor-id/core/access'
+import type { RateLimiter } from '@visitor-id/core/coordination'
+import { appError } from '@visitor-id/core/errors'
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { ApiServices, Route } from './route-definition.js'
 

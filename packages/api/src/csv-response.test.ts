@@ -2,7 +2,7 @@
 // after the first byte, HEAD, a client that leaves, and what the document says.
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { appError } from '@visitor-id/core'
+import { appError } from '@visitor-id/core/errors'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { type ProbeApp, startProbeApp } from '@visitor-id/testing/probe-app'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'

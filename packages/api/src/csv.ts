@@ -2,7 +2,7 @@
 // rules of core's csv.ts), and a stream that pulls rows only as fast as the client reads them, so
 // memory stays flat whatever the row count.
 import { Readable } from 'node:stream'
-import { type CsvValue, csvCell } from '@visitor-id/core'
+import { type CsvValue, csvCell } from '@visitor-id/core/csv'
 import { z } from 'zod'
 
 export type { CsvValue }

@@ -1,4 +1,5 @@
-import type { Config, EndpointDoc } from '@visitor-id/core'
+import type { Config } from '@visitor-id/core/config'
+import type { EndpointDoc } from '@visitor-id/core/endpoint-doc'
 import type { FastifyPluginAsync } from 'fastify'
 import { renderDocsPage } from './docs-page.js'
 import { buildOpenApiDocument } from './openapi.js'

@@ -1,6 +1,6 @@
 // Generated requests against every route of the table: whatever the params, query, body, content
 // type or key, the API answers below 500 with the documented error body and never a stack trace.
-import { errorCatalogue } from '@visitor-id/core'
+import { errorCatalogue } from '@visitor-id/core/errors'
 import { type Harness, startHarness } from '@visitor-id/testing/harness'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,14 +1,9 @@
 // The tenant and scope matrix, built from the route table: a route added to the table is checked
 // here without anyone writing a line, and a route cannot be registered outside the table (see
 // openapi.test.ts).
-import {
-  createPartner,
-  createPartnerKey,
-  revokeApiKey,
-  revokePartnerKey,
-  type Scope,
-  scopes,
-} from '@visitor-id/core'
+import { type Scope, scopes } from '@visitor-id/core/access'
+import { createPartnerKey, revokeApiKey, revokePartnerKey } from '@visitor-id/core/api-keys'
+import { createPartner } from '@visitor-id/core/organizations'
 import { createValidator, expectDocumented } from '@visitor-id/testing/documented'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'

@@ -1,13 +1,9 @@
 import { readFileSync } from 'node:fs'
-import {
-  createMemoryCoordination,
-  createRepositories,
-  createStore,
-  type ErrorCode,
-  errorCatalogue,
-  loadConfig,
-  reservedFor,
-} from '@visitor-id/core'
+import { loadConfig } from '@visitor-id/core/config'
+import { createMemoryCoordination } from '@visitor-id/core/coordination'
+import { type ErrorCode, errorCatalogue, reservedFor } from '@visitor-id/core/errors'
+import { createRepositories } from '@visitor-id/core/repositories'
+import { createStore } from '@visitor-id/core/store'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

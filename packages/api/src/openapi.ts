@@ -2,14 +2,9 @@
 // of the service documents (tracker, health, metrics): the same zod schemas that validate requests
 // and shape replies. Never edited by hand, never committed: every server builds its own from its
 // configuration (the rate limit, whether /metrics takes a token).
-import {
-  type EndpointDoc,
-  type ErrorCode,
-  errorCatalogue,
-  reservedFor,
-  type Scope,
-  scopesGranting,
-} from '@visitor-id/core'
+import { type Scope, scopesGranting } from '@visitor-id/core/access'
+import type { EndpointDoc } from '@visitor-id/core/endpoint-doc'
+import { type ErrorCode, errorCatalogue, reservedFor } from '@visitor-id/core/errors'
 import { z } from 'zod'
 import type { Route } from './route-definition.js'
 import { errorBodySchema } from './schemas/common.js'

@@ -1,6 +1,7 @@
 // Tenancy `organization-query`, through registerRoutes with probe routes (the table's routes of this
 // tenancy are covered by the tenant/scope matrix as they are added).
-import { createOrganization, newId } from '@visitor-id/core'
+import { newId } from '@visitor-id/core/ids'
+import { createOrganization } from '@visitor-id/core/organizations'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { type ProbeApp, startProbeApp } from '@visitor-id/testing/probe-app'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

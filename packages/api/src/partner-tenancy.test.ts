@@ -1,6 +1,8 @@
 // Tenancy `partner-organization-param`, through registerRoutes: no route of the table uses it yet,
 // so a probe route is registered the way the plugin registers the table, on the harness's store.
-import { createApiKey, createOrganization, createPartner, newId } from '@visitor-id/core'
+import { createApiKey } from '@visitor-id/core/api-keys'
+import { newId } from '@visitor-id/core/ids'
+import { createOrganization, createPartner } from '@visitor-id/core/organizations'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { type ProbeApp, startProbeApp } from '@visitor-id/testing/probe-app'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,14 +1,11 @@
-import {
-  type BillingDeps,
-  type Config,
-  type Coordination,
-  createKeyAuthenticator,
-  createKeyUsageRecorder,
-  type FlowDeps,
-  type PhoneSearchDeps,
-  type Repositories,
-  type Store,
-} from '@visitor-id/core'
+import { createKeyAuthenticator, createKeyUsageRecorder } from '@visitor-id/core/api-keys'
+import type { BillingDeps } from '@visitor-id/core/billing'
+import type { Config } from '@visitor-id/core/config'
+import type { Coordination } from '@visitor-id/core/coordination'
+import type { FlowDeps } from '@visitor-id/core/integrations'
+import type { PhoneSearchDeps } from '@visitor-id/core/phone-search'
+import type { Repositories } from '@visitor-id/core/repositories'
+import type { Store } from '@visitor-id/core/store'
 import type { FastifyPluginAsync } from 'fastify'
 import { registerRoutes } from './register-routes.js'
 import type { ApiServices } from './route-definition.js'

@@ -1,12 +1,9 @@
 // Stored rows (snake_case) -> REST bodies (camelCase). Secrets (key hashes) never pass through here.
-import {
-  type ApiKeyRow,
-  type Member,
-  type OrganizationRow,
-  type PixelConfigRow,
-  parseIcpSettings,
-  storedTime,
-} from '@visitor-id/core'
+import type { OrganizationRow } from '@visitor-id/core/accounts'
+import type { ApiKeyRow } from '@visitor-id/core/api-keys'
+import type { Member } from '@visitor-id/core/organizations'
+import { storedTime } from '@visitor-id/core/store'
+import { type PixelConfigRow, parseIcpSettings } from '@visitor-id/core/visitor-tracking'
 import { renderSnippet } from '@visitor-id/pixel'
 
 /** Any timestamp the store returns, as ISO 8601 UTC with milliseconds. */

@@ -2,15 +2,10 @@
 // processes. "Another process" is a second coordination on the same Redis prefix with a read model of
 // its own, next to the server.
 import { randomUUID } from 'node:crypto'
-import {
-  type Coordination,
-  createKeyAuthenticator,
-  createReadModel,
-  createRedisCoordination,
-  createRepositories,
-  type ReadModel,
-  type Repositories,
-} from '@visitor-id/core'
+import { createKeyAuthenticator } from '@visitor-id/core/api-keys'
+import { type Coordination, createRedisCoordination } from '@visitor-id/core/coordination'
+import { createRepositories, type Repositories } from '@visitor-id/core/repositories'
+import { createReadModel, type ReadModel } from '@visitor-id/core/store'
 import { type Harness, startHarness } from '@visitor-id/testing/harness'
 import { timeUntil } from '@visitor-id/testing/poll'
 import { expectRateLimiting } from '@visitor-id/testing/rate-limit-checks'

@@ -1,16 +1,10 @@
 import { Readable } from 'node:stream'
-import {
-  addressOrganization,
-  addressPartnerOrganization,
-  appError,
-  callerOrganization,
-  findList,
-  type ListRow,
-  listIdPattern,
-  type OrganizationRow,
-  type Principal,
-  type RateLimiter,
-} from '@visitor-id/core'
+import { addressOrganization, addressPartnerOrganization, type Principal } from '@visitor-id/core/access'
+import type { OrganizationRow } from '@visitor-id/core/accounts'
+import type { RateLimiter } from '@visitor-id/core/coordination'
+import { appError } from '@visitor-id/core/errors'
+import { findList, type ListRow, listIdPattern } from '@visitor-id/core/lists'
+import { callerOrganization } from '@visitor-id/core/organizations'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { authenticate, principalOf, rateLimit, requireRouteScope } from './auth.js'

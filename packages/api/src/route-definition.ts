@@ -1,20 +1,16 @@
 import { Readable } from 'node:stream'
-import type {
-  BillingDeps,
-  Config,
-  Coordination,
-  ErrorCode,
-  FlowDeps,
-  KeyAuthenticator,
-  KeyUsageRecorder,
-  ListRow,
-  OrganizationRow,
-  PhoneSearchDeps,
-  Principal,
-  Repositories,
-  Scope,
-  Store,
-} from '@visitor-id/core'
+import type { Principal, Scope } from '@visitor-id/core/access'
+import type { OrganizationRow } from '@visitor-id/core/accounts'
+import type { KeyAuthenticator, KeyUsageRecorder } from '@visitor-id/core/api-keys'
+import type { BillingDeps } from '@visitor-id/core/billing'
+import type { Config } from '@visitor-id/core/config'
+import type { Coordination } from '@visitor-id/core/coordination'
+import type { ErrorCode } from '@visitor-id/core/errors'
+import type { FlowDeps } from '@visitor-id/core/integrations'
+import type { ListRow } from '@visitor-id/core/lists'
+import type { PhoneSearchDeps } from '@visitor-id/core/phone-search'
+import type { Repositories } from '@visitor-id/core/repositories'
+import type { Store } from '@visitor-id/core/store'
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 

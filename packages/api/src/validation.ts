@@ -1,4 +1,4 @@
-import { appError } from '@visitor-id/core'
+import { appError } from '@visitor-id/core/errors'
 import type { z } from 'zod'
 
 export interface Issue {

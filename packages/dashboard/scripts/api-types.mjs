@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { buildOpenApiDocument, routes } from '@visitor-id/api'
-import { loadConfig } from '@visitor-id/core'
+import { loadConfig } from '@visitor-id/core/config'
 import openapiTS, { astToString } from 'openapi-typescript'
 
 /** Where the generated types live. */

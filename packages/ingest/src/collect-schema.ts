@@ -1,4 +1,4 @@
-import { trackingKeyPattern } from '@visitor-id/core'
+import { trackingKeyPattern } from '@visitor-id/core/api-keys'
 import { wire, wireEvents } from '@visitor-id/pixel'
 import { z } from 'zod'
 

@@ -1,4 +1,4 @@
-import type { Store } from '@visitor-id/core'
+import type { Store } from '@visitor-id/core/store'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createDurableSink } from './durable-sink.js'

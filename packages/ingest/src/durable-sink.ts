@@ -3,7 +3,7 @@
 // answers again. While ClickHouse is failing, batches go straight to the spool (no timeouts on
 // the hot path), and a background loop keeps trying to replay.
 import { randomUUID } from 'node:crypto'
-import type { Store } from '@visitor-id/core'
+import type { Store } from '@visitor-id/core/store'
 import { createBackoff } from './backoff.js'
 import type { BatchSink } from './batch-writer.js'
 import type { IngestMetrics } from './metrics.js'

@@ -1,4 +1,5 @@
-import { type IdentifyHit, StoreError } from '@visitor-id/core'
+import type { IdentifyHit } from '@visitor-id/core/identification'
+import { StoreError } from '@visitor-id/core/store'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createIdentifyQueue } from './identify-queue.js'

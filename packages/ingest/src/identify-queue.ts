@@ -10,7 +10,7 @@
 // keyed by visitor), so a crash or a failing store only delays it. Appends are not fsync'd: the
 // hits are already in ClickHouse, and the queue only has to survive the process, as the page
 // views do.
-import type { IdentifyHit } from '@visitor-id/core'
+import type { IdentifyHit } from '@visitor-id/core/identification'
 import { createBackoff } from './backoff.js'
 import type { LogLike } from './durable-sink.js'
 import { createPause } from './pause.js'

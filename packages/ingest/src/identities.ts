@@ -4,7 +4,10 @@
 // company has (`dns:<domain>`) gets its `companies` row once per process, written in the
 // background a few rows at a time: it is derived data (the ASN table or DNS can always rebuild
 // it), so it must not slow the acknowledgement down. Page views alone never touch entity tables.
-import { type CompanyRow, type IdentifyHit, nextVersion, type Store } from '@visitor-id/core'
+import type { CompanyRow } from '@visitor-id/core/companies'
+import type { IdentifyHit } from '@visitor-id/core/identification'
+import { nextVersion } from '@visitor-id/core/ids'
+import type { Store } from '@visitor-id/core/store'
 import type { PageViewRow } from './page-view-row.js'
 
 export interface IdentityWriterOptions {

@@ -2,7 +2,8 @@
 // once and announced to the other processes; theirs are applied when announced; and a periodic
 // reload of the company data is the safety net for an announcement lost (imports/applied.ts).
 import { randomUUID } from 'node:crypto'
-import type { IdentifiedVisitors, PubSub } from '@visitor-id/core'
+import type { PubSub } from '@visitor-id/core/coordination'
+import type { IdentifiedVisitors } from '@visitor-id/core/identification'
 import type { LogLike } from './durable-sink.js'
 import { announceImportApplied, onImportApplied } from './imports/applied.js'
 import type { ImportKind } from './imports/index.js'

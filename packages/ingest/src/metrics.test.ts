@@ -1,5 +1,5 @@
 import { networkInterfaces } from 'node:os'
-import { toErrorBody } from '@visitor-id/core'
+import { toErrorBody } from '@visitor-id/core/http-errors'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createMetricsRegistry, metricsPlugin } from './metrics.js'

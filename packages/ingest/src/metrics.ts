@@ -1,6 +1,7 @@
 // Prometheus text exposition (format 0.0.4) without a client library: a handful of counters and
 // gauges, rendered on demand. The server mounts GET /metrics (behind METRICS_TOKEN, else loopback only).
-import { appError, safeEqual, sha256Hex } from '@visitor-id/core'
+import { appError } from '@visitor-id/core/errors'
+import { safeEqual, sha256Hex } from '@visitor-id/core/ids'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { type ReverseDnsOutcome, reverseDnsOutcomes } from './ip/reverse-dns.js'
 import { type DropReason, dropReasons } from './pipeline/index.js'

@@ -1,6 +1,6 @@
 // What ingest serves, described for the service's OpenAPI document and /docs, from the same zod
 // schemas that validate hits. The API package renders these (the server hands them over).
-import type { EndpointDoc } from '@visitor-id/core'
+import type { EndpointDoc } from '@visitor-id/core/endpoint-doc'
 import { kFormCapture, kRespectPrivacy, wire, wireEvents } from '@visitor-id/pixel'
 import { z } from 'zod'
 import { hitBatchSchema, hitSchema } from './collect-schema.js'

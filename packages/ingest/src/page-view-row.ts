@@ -1,4 +1,6 @@
-import { newId, type PageViewRow, type PixelConfigRow } from '@visitor-id/core'
+import { newId } from '@visitor-id/core/ids'
+import type { PageViewRow } from '@visitor-id/core/store'
+import type { PixelConfigRow } from '@visitor-id/core/visitor-tracking'
 import { wire, wireEvents } from '@visitor-id/pixel'
 import type { Hit } from './collect-schema.js'
 
@@ -9,7 +11,7 @@ export interface HitContext {
   receivedAt: number
 }
 
-export type { PageViewRow } from '@visitor-id/core'
+export type { PageViewRow } from '@visitor-id/core/store'
 
 /** Every column of a row, in one fixed order (for array inserts). */
 export const pageViewColumns = [

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
-import { appError } from '@visitor-id/core'
+import { appError } from '@visitor-id/core/errors'
 import { configPath, kFormCapture, kRespectPrivacy, trackerBundlePath, wire } from '@visitor-id/pixel'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { z } from 'zod'

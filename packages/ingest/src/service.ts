@@ -3,16 +3,16 @@
 import { readFileSync } from 'node:fs'
 import { appendFile } from 'node:fs/promises'
 import path from 'node:path'
+import type { Config } from '@visitor-id/core/config'
+import type { PubSub } from '@visitor-id/core/coordination'
 import {
-  type Config,
   createIdentifiedVisitors,
   type IdentifiedVisitors,
   type IdentifyHit,
   identifyVisitors,
-  type PubSub,
-  type Repositories,
-  type Store,
-} from '@visitor-id/core'
+} from '@visitor-id/core/identification'
+import type { Repositories } from '@visitor-id/core/repositories'
+import type { Store } from '@visitor-id/core/store'
 import { type BatchWriter, createBatchWriter } from './batch-writer.js'
 import { createDurableSink, type DurableSink, type LogLike } from './durable-sink.js'
 import { createIdentifyQueue, type IdentifyQueue } from './identify-queue.js'

@@ -1,4 +1,5 @@
-import type { PixelConfigRow, Repositories } from '@visitor-id/core'
+import type { Repositories } from '@visitor-id/core/repositories'
+import type { PixelConfigRow } from '@visitor-id/core/visitor-tracking'
 
 export interface TrackingKeyCacheOptions {
   /** The repositories with the process's read model: pixel configs come from memory. */

@@ -5,24 +5,26 @@
 import {
   type BillingDeps,
   type BillingProvider,
-  type Config,
+  createLocalProvider,
+  createStripeProvider,
+} from '@visitor-id/core/billing'
+import type { Config } from '@visitor-id/core/config'
+import {
   type Coordination,
   type CoordinationErrorHandler,
-  createDatasetPhoneProvider,
-  createFileMailer,
-  createHttpPhoneProvider,
-  createLocalProvider,
   createMemoryCoordination,
   createRedisCoordination,
-  createSmtpMailer,
-  createStripeProvider,
-  type FlowDeps,
-  type Mailer,
+} from '@visitor-id/core/coordination'
+import { createFileMailer, createSmtpMailer, type Mailer } from '@visitor-id/core/email'
+import type { FlowDeps } from '@visitor-id/core/integrations'
+import {
+  createDatasetPhoneProvider,
+  createHttpPhoneProvider,
   type PhoneProvider,
   type PhoneSearchDeps,
-  type Repositories,
-  type Store,
-} from '@visitor-id/core'
+} from '@visitor-id/core/phone-search'
+import type { Repositories } from '@visitor-id/core/repositories'
+import type { Store } from '@visitor-id/core/store'
 
 /** Where browsers reach this server: PUBLIC_URL, else this machine's port. */
 export function publicUrlOf(config: Config): string {

@@ -1,4 +1,4 @@
-import { loadConfig } from '@visitor-id/core'
+import { loadConfig } from '@visitor-id/core/config'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningServer, startServer } from './runtime.js'

@@ -1,22 +1,19 @@
 import { apiDocsPlugin, apiPlugin } from '@visitor-id/api'
+import type { Config } from '@visitor-id/core/config'
+import type { Coordination } from '@visitor-id/core/coordination'
+import { findVerifiedDomain } from '@visitor-id/core/custom-domain'
 import {
-  acceptPhoneCallback,
-  appError,
-  type Config,
-  type Coordination,
-  type EndpointDoc,
   emailSecret,
-  findVerifiedDomain,
-  isMigrated,
-  type Migration,
-  type PhoneSearchDeps,
-  type Repositories,
-  type Store,
-  toErrorBody,
   unsubscribePath,
   updateOrganizationEmailPreferences,
   verifyUnsubscribeToken,
-} from '@visitor-id/core'
+} from '@visitor-id/core/email'
+import type { EndpointDoc } from '@visitor-id/core/endpoint-doc'
+import { appError } from '@visitor-id/core/errors'
+import { toErrorBody } from '@visitor-id/core/http-errors'
+import { acceptPhoneCallback, type PhoneSearchDeps } from '@visitor-id/core/phone-search'
+import type { Repositories } from '@visitor-id/core/repositories'
+import { isMigrated, type Migration, type Store } from '@visitor-id/core/store'
 import {
   type IngestPluginOptions,
   ingestPlugin,

@@ -6,19 +6,19 @@
 // in the URLs are the credentials: long random tokens, never logged (the routes log at `warn` only),
 // kept out of Referer headers.
 import {
-  appError,
   type BillingDeps,
   cancelSubscription,
-  type EndpointDoc,
-  escapeHtml,
   handleProviderWebhook,
   type LocalBillingProvider,
   type Plan,
   planPriceLabel,
   readSubscription,
   type SubscriptionRow,
-  toErrorBody,
-} from '@visitor-id/core'
+} from '@visitor-id/core/billing'
+import { escapeHtml } from '@visitor-id/core/email'
+import type { EndpointDoc } from '@visitor-id/core/endpoint-doc'
+import { appError } from '@visitor-id/core/errors'
+import { toErrorBody } from '@visitor-id/core/http-errors'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { z } from 'zod'
 import { page } from './html-page.js'

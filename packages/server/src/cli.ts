@@ -1,7 +1,8 @@
 // The admin commands (everything but `serve` and `help`): routed here to their modules under cli/,
 // run in this process or in the server that owns the data directory (its admin socket).
 import { inspect } from 'node:util'
-import { type Config, ConfigError, DataDirLockedError, migrate } from '@visitor-id/core'
+import { type Config, ConfigError } from '@visitor-id/core/config'
+import { DataDirLockedError, migrate } from '@visitor-id/core/store'
 import { type AdminReply, type AdminRequest, adminSocketPath, sendAdminCommand } from './admin-socket.js'
 import { billingCommand } from './cli/billing.js'
 import { type CommandContext, type CommandRun, type Out, withStore } from './cli/command-run.js'

@@ -4,18 +4,18 @@
 // views build sessions and visitor facts), identification through core (contacts, credits,
 // events), and an ICP config scored in ClickHouse.
 import { randomUUID } from 'node:crypto'
+import { settleFirstHoursNow } from '@visitor-id/core/analytics'
+import type { Coordination } from '@visitor-id/core/coordination'
 import {
   activeOrganizationConfigIds,
   addIcpConfig,
-  type Coordination,
-  identifyVisitors,
-  nextVersion,
   organizationIcpConfigs,
-  type Repositories,
-  type Store,
   scoreConfig,
-  settleFirstHoursNow,
-} from '@visitor-id/core'
+} from '@visitor-id/core/icp'
+import { identifyVisitors } from '@visitor-id/core/identification'
+import { nextVersion } from '@visitor-id/core/ids'
+import type { Repositories } from '@visitor-id/core/repositories'
+import type { Store } from '@visitor-id/core/store'
 
 export interface DemoSummary {
   organizationId: string

@@ -2,15 +2,15 @@
 // platform sends the user back to, and the installer link of an integrator token. Pages, not JSON:
 // a person is looking at them. The `code`, `state` and installer token in their URLs are never
 // logged (the routes log at `warn` only).
+import { escapeHtml } from '@visitor-id/core/email'
+import type { EndpointDoc } from '@visitor-id/core/endpoint-doc'
 import {
   completeInstall,
-  type EndpointDoc,
-  escapeHtml,
   type FlowDeps,
   type IntegrationType,
   integrationTypes,
   redeemIntegratorToken,
-} from '@visitor-id/core'
+} from '@visitor-id/core/integrations'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { z } from 'zod'
 import { page } from './html-page.js'

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Entry point: `visitor-id serve` and the admin commands. The only place that reads process.env.
 import { parseArgs } from 'node:util'
-import { ConfigError, DataDirLockedError, loadConfig } from '@visitor-id/core'
+import { ConfigError, loadConfig } from '@visitor-id/core/config'
+import { DataDirLockedError } from '@visitor-id/core/store'
 import { UsageError, usage } from './cli/usage.js'
 import { runAdminCommand } from './cli.js'
 import { StartupError, startServer } from './runtime.js'

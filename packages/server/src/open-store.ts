@@ -1,4 +1,5 @@
-import { type Config, createStore, type DataDirLock, lockDataDir, type Store } from '@visitor-id/core'
+import type { Config } from '@visitor-id/core/config'
+import { createStore, type DataDirLock, lockDataDir, type Store } from '@visitor-id/core/store'
 
 /**
  * Opens the embedded store only after claiming the data directory, so a second process gets a

@@ -1,18 +1,11 @@
-import {
-  type BillingDeps,
-  bootstrapIfEmpty,
-  type Config,
-  type Coordination,
-  createReadModel,
-  createRepositories,
-  type FlowDeps,
-  type Migration,
-  migrate,
-  type PhoneSearchDeps,
-  type Repositories,
-  readMigrations,
-  type Store,
-} from '@visitor-id/core'
+import type { BillingDeps } from '@visitor-id/core/billing'
+import type { Config } from '@visitor-id/core/config'
+import type { Coordination } from '@visitor-id/core/coordination'
+import type { FlowDeps } from '@visitor-id/core/integrations'
+import { bootstrapIfEmpty } from '@visitor-id/core/organizations'
+import type { PhoneSearchDeps } from '@visitor-id/core/phone-search'
+import { createRepositories, type Repositories } from '@visitor-id/core/repositories'
+import { createReadModel, type Migration, migrate, readMigrations, type Store } from '@visitor-id/core/store'
 import {
   announceImportApplied,
   createIngestService,

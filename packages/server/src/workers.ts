@@ -1,37 +1,34 @@
 // The worker role: jobs, periodic passes and the stored events' consumers. Any number of workers
 // may run them (locks keep one pass at a time across processes). Everything started here is added
 // to the process's stop list as it starts, so a start that fails later stops it too.
+import { startFirstHoursSettling } from '@visitor-id/core/analytics'
+import { billingSweep } from '@visitor-id/core/billing'
+import type { Config } from '@visitor-id/core/config'
+import { type Coordination, startPeriodicTask } from '@visitor-id/core/coordination'
+import { createDnsResolver, recheckVerifiedDomains } from '@visitor-id/core/custom-domain'
 import {
-  autoEnrichPhone,
   billingEmail,
-  billingSweep,
-  type Config,
-  type Coordination,
-  createDnsResolver,
   creditEmail,
   emailSecret,
-  enqueueStoredEvent,
   firstVisitorEmail,
   type LifecycleEmailJob,
   lifecycleEmailJobName,
+  sendLifecycleEmail,
+} from '@visitor-id/core/email'
+import { startEventProcessing } from '@visitor-id/core/events'
+import { recalculationJobName, runRecalculation, startIncrementalScoring } from '@visitor-id/core/icp'
+import { runFlowsForEvent } from '@visitor-id/core/integrations'
+import { startListAutoRefresh } from '@visitor-id/core/lists'
+import {
+  autoEnrichPhone,
   type PhoneSearchJob,
   phoneSearchJobName,
-  type Repositories,
-  recalculationJobName,
-  recheckVerifiedDomains,
-  runFlowsForEvent,
   runPhoneSearchJob,
-  runRecalculation,
-  type Store,
-  sendLifecycleEmail,
-  startEventProcessing,
-  startFirstHoursSettling,
-  startIncrementalScoring,
-  startListAutoRefresh,
-  startPeriodicTask,
   startPhoneSearchSweep,
-  startWebhookDispatcher,
-} from '@visitor-id/core'
+} from '@visitor-id/core/phone-search'
+import type { Repositories } from '@visitor-id/core/repositories'
+import type { Store } from '@visitor-id/core/store'
+import { enqueueStoredEvent, startWebhookDispatcher } from '@visitor-id/core/webhooks'
 import type { FastifyBaseLogger } from 'fastify'
 import { createMailer, type ProcessServices, publicUrlOf } from './adapters.js'
 import type { StopList } from './stop-list.js'

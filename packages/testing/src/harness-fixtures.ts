@@ -2,31 +2,27 @@
 // store where the server's own writers would), grouped by what they make. Each group answers its
 // part of the Harness; `startHarness` puts the parts together.
 import { randomUUID } from 'node:crypto'
+import { settleFirstHours } from '@visitor-id/core/analytics'
+import { createApiKey } from '@visitor-id/core/api-keys'
 import {
   approveCheckout,
   type BillingDeps,
-  type BootstrapFile,
-  type Config,
-  createApiKey,
-  createFlow,
-  createIcpConfig,
-  createOrganization,
-  createUser,
-  type FlowDeps,
-  type IcpConfigKind,
   type LocalBillingProvider,
-  type Locks,
-  nextVersion,
   processCheckout,
-  type Repositories,
   readSubscription,
-  type Store,
   type SubscriptionRow,
-  saveList,
-  secretBox,
-  settleFirstHours,
   startCheckout,
-} from '@visitor-id/core'
+} from '@visitor-id/core/billing'
+import type { Config } from '@visitor-id/core/config'
+import type { Locks } from '@visitor-id/core/coordination'
+import { createIcpConfig, type IcpConfigKind } from '@visitor-id/core/icp'
+import { nextVersion } from '@visitor-id/core/ids'
+import { createFlow, type FlowDeps } from '@visitor-id/core/integrations'
+import { saveList } from '@visitor-id/core/lists'
+import { type BootstrapFile, createOrganization, createUser } from '@visitor-id/core/organizations'
+import type { Repositories } from '@visitor-id/core/repositories'
+import { secretBox } from '@visitor-id/core/secret-box'
+import type { Store } from '@visitor-id/core/store'
 import type { Harness } from './harness.js'
 import { personVisitorRow } from './rows.js'
 

@@ -2,19 +2,16 @@
 // data directory per process), and fixtures written through the real repositories.
 import { readFileSync } from 'node:fs'
 import type { OpenApiDocument } from '@visitor-id/api'
-import {
-  type BillingDeps,
-  type BootstrapFile,
-  type Config,
-  createMemoryCoordination,
-  type FlowDeps,
-  type IcpConfigKind,
-  loadConfig,
-  type Repositories,
-  type Scope,
-  type Store,
-  type VisitorRow,
-} from '@visitor-id/core'
+import type { Scope } from '@visitor-id/core/access'
+import type { BillingDeps } from '@visitor-id/core/billing'
+import { type Config, loadConfig } from '@visitor-id/core/config'
+import { createMemoryCoordination } from '@visitor-id/core/coordination'
+import type { IcpConfigKind } from '@visitor-id/core/icp'
+import type { FlowDeps } from '@visitor-id/core/integrations'
+import type { BootstrapFile } from '@visitor-id/core/organizations'
+import type { Repositories } from '@visitor-id/core/repositories'
+import type { Store } from '@visitor-id/core/store'
+import type { VisitorRow } from '@visitor-id/core/visitor-tracking'
 import { type RunningServer, startServer } from '@visitor-id/server'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
-import { type BootstrapFile, loadConfig } from '@visitor-id/core'
+import { loadConfig } from '@visitor-id/core/config'
+import type { BootstrapFile } from '@visitor-id/core/organizations'
 import { type RunningServer, startServer } from '@visitor-id/server'
 import { tempDir } from './temp-dir.js'
 

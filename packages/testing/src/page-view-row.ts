@@ -1,4 +1,4 @@
-import { newId } from '@visitor-id/core'
+import { newId } from '@visitor-id/core/ids'
 import { emptyEnrichment, type PageViewRow } from '@visitor-id/ingest'
 
 /**

@@ -1,14 +1,10 @@
 // Probe routes through registerRoutes, the way the plugin registers the table, on a harness's store:
 // for frame features no route of the table uses yet.
 import type { ApiServices, Route } from '@visitor-id/api'
-import {
-  createKeyAuthenticator,
-  createKeyUsageRecorder,
-  createMemoryCoordination,
-  loadConfig,
-  type RateLimiter,
-  toErrorBody,
-} from '@visitor-id/core'
+import { createKeyAuthenticator, createKeyUsageRecorder } from '@visitor-id/core/api-keys'
+import { loadConfig } from '@visitor-id/core/config'
+import { createMemoryCoordination, type RateLimiter } from '@visitor-id/core/coordination'
+import { toErrorBody } from '@visitor-id/core/http-errors'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Harness } from './harness.js'
 

@@ -1,4 +1,6 @@
-import { blankContactFields, newId, type OrganizationRow, type VisitorRow } from '@visitor-id/core'
+import type { OrganizationRow } from '@visitor-id/core/accounts'
+import { newId } from '@visitor-id/core/ids'
+import { blankContactFields, type VisitorRow } from '@visitor-id/core/visitor-tracking'
 
 /** A complete organization row with fresh id and timestamps (for tests). */
 export function organizationRow(overrides: Partial<OrganizationRow> = {}): OrganizationRow {

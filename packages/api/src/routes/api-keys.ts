@@ -1,5 +1,6 @@
 // Spec section "API keys": list (read), create and revoke (admin).
-import { createOrganizationApiKey, listApiKeys, requireKeyManagement, revokeApiKey } from '@visitor-id/core'
+import { requireKeyManagement } from '@visitor-id/core/access'
+import { createOrganizationApiKey, listApiKeys, revokeApiKey } from '@visitor-id/core/api-keys'
 import { z } from 'zod'
 import { presentApiKey } from '../presenters.js'
 import { defineRoute, type Route } from '../route-definition.js'

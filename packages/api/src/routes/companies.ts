@@ -1,20 +1,20 @@
 // Spec section "Companies and statistics": who visited, which companies, how many, over time.
 // Figures come from the hourly traffic rollup (core analytics); ranges count whole hours.
 import {
-  appError,
   type ChartInterval,
   chartIntervalFor,
   companyCsvFields,
   companyStatistics,
   exportCompanyCsv,
   exportVisitorCsv,
-  organizationIcpConfigs,
   type StatisticsQuery,
   statisticsTotals,
   visitorCsvFields,
   visitorStatistics,
   visitorsChart,
-} from '@visitor-id/core'
+} from '@visitor-id/core/analytics'
+import { appError } from '@visitor-id/core/errors'
+import { organizationIcpConfigs } from '@visitor-id/core/icp'
 import { z } from 'zod'
 import { bomParam, csvText } from '../csv.js'
 import { type ApiServices, csvResponse, defineRoute, type Route } from '../route-definition.js'

@@ -1,7 +1,8 @@
 // Spec section "Visitor tracking": POST /contacts/count, the size of an audience before it is
 // saved as a list. The contacts dataset is the operator's (docs/decisions.md, "Identification"), so any
 // organization key may count it; the filter is the list vocabulary.
-import { countContacts, filterSchema } from '@visitor-id/core'
+import { filterSchema } from '@visitor-id/core/filters'
+import { countContacts } from '@visitor-id/core/lists'
 import { z } from 'zod'
 import { defineRoute, type Route } from '../route-definition.js'
 

@@ -1,4 +1,6 @@
-import { appError, type OrganizationRow, type Principal } from '@visitor-id/core'
+import type { Principal } from '@visitor-id/core/access'
+import type { OrganizationRow } from '@visitor-id/core/accounts'
+import { appError } from '@visitor-id/core/errors'
 
 /** The organization resolved by the route's tenancy; its absence is a bug in the route table. */
 export function addressed(organization: OrganizationRow | undefined): OrganizationRow {

@@ -1,8 +1,10 @@
 // Spec section "ICP configs, organization-level", end to end: the routes, the recalculation job the
 // worker runs, the stats and the visitor profile's statuses, and incremental re-scoring of new
 // activity. The tenant and scope matrix (matrix.test.ts) covers 401/403 for every route.
-import type { RecalculationStatus } from '@visitor-id/core'
-import { blankContactFields, settleFirstHours } from '@visitor-id/core'
+
+import { settleFirstHours } from '@visitor-id/core/analytics'
+import type { RecalculationStatus } from '@visitor-id/core/icp'
+import { blankContactFields } from '@visitor-id/core/visitor-tracking'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { timeUntil } from '@visitor-id/testing/poll'
 import type { InjectOptions } from 'fastify'

@@ -1,5 +1,6 @@
 // Spec section "ICP configs, organization-level". A config is a filter (docs/decisions.md, "Contacts, lists
 // and audiences"); creating it, or changing its filter or isActive, scores every visitor again.
+import type { OrganizationRow } from '@visitor-id/core/accounts'
 import {
   addIcpConfig,
   changeIcpConfig,
@@ -8,11 +9,10 @@ import {
   type IcpConfigRow,
   icpStats,
   listIcpConfigs,
-  type OrganizationRow,
   recalculationStatus,
   removeIcpConfig,
   requestRecalculation,
-} from '@visitor-id/core'
+} from '@visitor-id/core/icp'
 import { z } from 'zod'
 import { iso } from '../presenters.js'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'

@@ -6,7 +6,7 @@
 import { createHash, createHmac } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { appendEvents, eventIdOf } from '@visitor-id/core'
+import { appendEvents, eventIdOf } from '@visitor-id/core/events'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { until } from '@visitor-id/testing/until'
 import { OAuth2Server } from 'oauth2-mock-server'

@@ -1,8 +1,8 @@
 // Spec section "Integrations": connecting an ads platform (OAuth 2.0 with PKCE; the callback is a
 // page of the server), its ads accounts, an installer token, and flows (docs/decisions.md, "Integrations").
 // The work is core's (integrations/); these routes shape it.
+import { addressOrganization } from '@visitor-id/core/access'
 import {
-  addressOrganization,
   createFlow,
   deleteFlow,
   disconnectIntegration,
@@ -17,7 +17,7 @@ import {
   readIntegrations,
   requestInstall,
   selectAdsAccount,
-} from '@visitor-id/core'
+} from '@visitor-id/core/integrations'
 import { z } from 'zod'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
 import { organizationIdField, organizationIdParam, pathId, timestamp } from '../schemas/common.js'

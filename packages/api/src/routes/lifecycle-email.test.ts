@@ -2,7 +2,7 @@
 // the organization's first identified visitor mails its owner (both parts, RFC 8058 headers), the
 // one-click unsubscribe link turns that email off for the organization, and a preference that is
 // off sends nothing.
-import { appendEvents, eventIdOf } from '@visitor-id/core'
+import { appendEvents, eventIdOf } from '@visitor-id/core/events'
 import { type Harness, startHarness } from '@visitor-id/testing/harness'
 import { type SmtpInbox, startSmtpInbox } from '@visitor-id/testing/smtp-inbox'
 import { until } from '@visitor-id/testing/until'
@@ -113,7 +113,7 @@ describe('lifecycle emails', () => {
     // Neither tenant has a partner: the organization's own value decides (default: on).
     await identified(tenant.organizationId)
     const other = await h.createTenant()
-    const { updateOrganizationEmailPreferences } = await import('@visitor-id/core')
+    const { updateOrganizationEmailPreferences } = await import('@visitor-id/core/email')
     await updateOrganizationEmailPreferences(h.store, other.organizationId, {
       first_visitor_identified: false,
     })

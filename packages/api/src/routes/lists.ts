@@ -1,18 +1,18 @@
 // Spec section "Lists": saved filters with a snapshot of their members, refreshed on demand or daily,
 // and the hashed-email audience export (docs/decisions.md, "Contacts, lists and audiences"). List ids are
 // `list_` + 24 hex, which is how `GET /lists/{id}` tells a list from an organization.
+import { addressOrganization } from '@visitor-id/core/access'
+import { appError } from '@visitor-id/core/errors'
+import { filterSchema } from '@visitor-id/core/filters'
 import {
-  addressOrganization,
-  appError,
   autoUpdateStatus,
   deleteList,
-  filterSchema,
   type ListRow,
   listEmailHashes,
   organizationLists,
   refreshList,
   saveList,
-} from '@visitor-id/core'
+} from '@visitor-id/core/lists'
 import { z } from 'zod'
 import { bomParam, type CsvColumn, encodeCsv } from '../csv.js'
 import { iso } from '../presenters.js'

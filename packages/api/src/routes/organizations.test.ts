@@ -1,14 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import {
-  adjustCredits,
-  chargeIdentification,
-  createApiKey,
-  createOrganization,
-  createPartner,
-  createUser,
-  grantCredits,
-  type Store,
-} from '@visitor-id/core'
+import { createApiKey } from '@visitor-id/core/api-keys'
+import { adjustCredits, chargeIdentification, grantCredits } from '@visitor-id/core/credits'
+import { createOrganization, createPartner, createUser } from '@visitor-id/core/organizations'
+import type { Store } from '@visitor-id/core/store'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 

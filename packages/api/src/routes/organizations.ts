@@ -1,16 +1,15 @@
 // Spec section "Organizations".
+import type { OrganizationRow } from '@visitor-id/core/accounts'
+import { creditBalance, creditBalances } from '@visitor-id/core/credits'
 import {
   createOrganizationFor,
-  creditBalance,
-  creditBalances,
   listAddressableOrganizations,
-  type OrganizationRow,
   removeMember,
-  type Store,
   setAutoPhoneEnrichment,
   setMaxOverages,
   updateOrganization,
-} from '@visitor-id/core'
+} from '@visitor-id/core/organizations'
+import type { Store } from '@visitor-id/core/store'
 import { z } from 'zod'
 import { presentMembers, presentOrganization } from '../presenters.js'
 import { defineRoute, type Route } from '../route-definition.js'

@@ -1,14 +1,14 @@
 // Spec section "Partner: custom domain": the partner's tracking domain, its DNS verification, and
 // (once verified) the host its organizations' snippets use (docs/decisions.md, "Partner custom domain").
 import {
-  appError,
   createDnsResolver,
   normalizeDomain,
   presentDomain,
   readPartnerDomain,
   setPartnerDomain,
   verifyPartnerDomain,
-} from '@visitor-id/core'
+} from '@visitor-id/core/custom-domain'
+import { appError } from '@visitor-id/core/errors'
 import { z } from 'zod'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
 import { partnerPrincipal } from './context.js'

@@ -1,6 +1,6 @@
 // The five email preference routes: partner defaults, organization overrides and their inheritance,
 // omitted keys kept, unknown keys refused by name, DELETE reverting, other partners.
-import { createPartner } from '@visitor-id/core'
+import { createPartner } from '@visitor-id/core/organizations'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 

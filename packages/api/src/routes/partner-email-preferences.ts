@@ -7,7 +7,7 @@ import {
   resetOrganizationEmailPreferences,
   updateOrganizationEmailPreferences,
   updatePartnerEmailPreferences,
-} from '@visitor-id/core'
+} from '@visitor-id/core/email'
 import { z } from 'zod'
 import { defineRoute, type Route } from '../route-definition.js'
 import { organizationIdParam } from '../schemas/common.js'

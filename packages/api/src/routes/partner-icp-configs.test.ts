@@ -2,7 +2,8 @@
 // partner manages, their recalculation, stats and the visitor profile's statuses. The tenant and
 // scope matrix (matrix.test.ts) covers 401/403 for every route.
 import { randomUUID } from 'node:crypto'
-import { createOrganization, createPartner, createUser, type RecalculationStatus } from '@visitor-id/core'
+import type { RecalculationStatus } from '@visitor-id/core/icp'
+import { createOrganization, createPartner, createUser } from '@visitor-id/core/organizations'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { timeUntil } from '@visitor-id/testing/poll'
 import type { InjectOptions } from 'fastify'

@@ -8,7 +8,7 @@ import {
   icpStats,
   listIcpConfigs,
   removeIcpConfig,
-} from '@visitor-id/core'
+} from '@visitor-id/core/icp'
 import { z } from 'zod'
 import { iso } from '../presenters.js'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'

@@ -11,7 +11,7 @@ import {
   type WebhookKind,
   webhookKinds,
   webhookLogs,
-} from '@visitor-id/core'
+} from '@visitor-id/core/webhooks'
 import { z } from 'zod'
 import { iso } from '../presenters.js'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'

@@ -1,6 +1,7 @@
 // Partner routes (X-Partner-API-Key). Only what the API frame needs so far; the spec's partner
 // sections (ICP configs, domain, webhooks, email preferences) come with their issues.
-import { listPartnerOrganizations, startPhoneSearch } from '@visitor-id/core'
+import { listPartnerOrganizations } from '@visitor-id/core/organizations'
+import { startPhoneSearch } from '@visitor-id/core/phone-search'
 import { z } from 'zod'
 import { defineRoute, type Route } from '../route-definition.js'
 import { organizationIdParam, pageOf, paginated, paginationQuery, pathId } from '../schemas/common.js'

@@ -5,7 +5,8 @@
 // sub-organization's of the bootstrap agency, as an agency's customer would hold.
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { approveCheckout, creditBalance, defaultPlans, pendingApprovals } from '@visitor-id/core'
+import { approveCheckout, defaultPlans, pendingApprovals } from '@visitor-id/core/billing'
+import { creditBalance } from '@visitor-id/core/credits'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -3,7 +3,8 @@
 // Stripe's webhooks signed with the SDK's test header helper (a duplicated event acted on once,
 // events out of order), card and address in customer-info, proration on update, cancel, portal,
 // a failed payment, the end of the subscription.
-import { creditBalance, readEvents } from '@visitor-id/core'
+import { creditBalance } from '@visitor-id/core/credits'
+import { readEvents } from '@visitor-id/core/events'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { type StripeServer, startStripeServer } from '@visitor-id/testing/stripe-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -10,7 +10,7 @@ import {
   processCheckout,
   startCheckout,
   updateSubscriptionPlan,
-} from '@visitor-id/core'
+} from '@visitor-id/core/billing'
 import { z } from 'zod'
 import { defineRoute, type Route } from '../route-definition.js'
 import { httpUrl, organizationIdField, timestamp } from '../schemas/common.js'

@@ -3,7 +3,8 @@
 // code of the spec's table, the partner route, the profile's phone and the credits.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { adjustCredits, appendEvents, creditBalance, eventIdOf } from '@visitor-id/core'
+import { adjustCredits, creditBalance } from '@visitor-id/core/credits'
+import { appendEvents, eventIdOf } from '@visitor-id/core/events'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 

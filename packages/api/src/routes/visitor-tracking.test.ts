@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { blankContactFields } from '@visitor-id/core'
+import { blankContactFields } from '@visitor-id/core/visitor-tracking'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 

@@ -1,16 +1,10 @@
 // Spec section "Visitor tracking" (phone number search and contact count come later).
-import {
-  appError,
-  getPixelConfig,
-  getVisitorProfile,
-  managingPartnerId,
-  organizationIcpConfigs,
-  profilePhoneFields,
-  readPartnerDomain,
-  readPhoneSearch,
-  startPhoneSearch,
-  updatePixelConfig,
-} from '@visitor-id/core'
+import { managingPartnerId } from '@visitor-id/core/access'
+import { readPartnerDomain } from '@visitor-id/core/custom-domain'
+import { appError } from '@visitor-id/core/errors'
+import { organizationIcpConfigs } from '@visitor-id/core/icp'
+import { profilePhoneFields, readPhoneSearch, startPhoneSearch } from '@visitor-id/core/phone-search'
+import { getPixelConfig, getVisitorProfile, updatePixelConfig } from '@visitor-id/core/visitor-tracking'
 import { renderSnippet, type SnippetType, snippetTypes } from '@visitor-id/pixel'
 import type { FastifyRequest } from 'fastify'
 import { z } from 'zod'

@@ -1,5 +1,5 @@
 // Query parameters and response shapes of the spec's "Companies and statistics" section.
-import { companySortKeys, isTimeZone, startOfDayIn } from '@visitor-id/core'
+import { companySortKeys, isTimeZone, startOfDayIn } from '@visitor-id/core/analytics'
 import { z } from 'zod'
 import { isRangeBound, paginated, timestamp } from './common.js'
 

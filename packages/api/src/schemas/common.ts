@@ -1,4 +1,4 @@
-import { errorCatalogue } from '@visitor-id/core'
+import { errorCatalogue } from '@visitor-id/core/errors'
 import { z } from 'zod'
 
 /** ISO 8601 UTC with milliseconds, as every REST timestamp is written. */

@@ -1,5 +1,6 @@
 // Shapes of the ICP config sections (organization-level and partner-level).
-import { filterSchema, rulesIssues, slugMaxLength, slugPattern } from '@visitor-id/core'
+import { filterSchema } from '@visitor-id/core/filters'
+import { rulesIssues, slugMaxLength, slugPattern } from '@visitor-id/core/icp'
 import { z } from 'zod'
 import { organizationIdParam, timestamp } from './common.js'
 

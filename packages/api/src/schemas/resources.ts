@@ -1,6 +1,7 @@
 // Response shapes of the resources. `z.object` strips unknown keys, so a reply never carries a field
 // that is not documented here (in the OpenAPI document they are closed: additionalProperties false).
-import { type ProfileContact, profileContactFields, type Scope, scopes } from '@visitor-id/core'
+import { type Scope, scopes } from '@visitor-id/core/access'
+import { type ProfileContact, profileContactFields } from '@visitor-id/core/contact-fields'
 import { z } from 'zod'
 import { timestamp } from './common.js'
 

@@ -5,6 +5,7 @@
 export type { CoordinationErrorHandler } from './listeners.js'
 export type { MemoryCoordinationOptions } from './memory.js'
 export { createMemoryCoordination } from './memory.js'
+export { type PeriodicTask, startPeriodicTask } from './periodic.js'
 export type {
   Coordination,
   JobHandler,

@@ -29,6 +29,7 @@ export {
   requestRecalculation,
   runRecalculation,
 } from './recalculation.js'
+export { type IcpConfigRow, icpConfigsTable } from './rows.js'
 export { activeOrganizationConfigIds, configExpressions, scoreConfig } from './scoring.js'
 export { addIcpConfig, changeIcpConfig, type IcpServiceDeps, removeIcpConfig } from './service.js'
 export { type IcpStats, icpStats } from './stats.js'

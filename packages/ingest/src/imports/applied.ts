@@ -1,7 +1,7 @@
 // An import applies as soon as it finishes: the process that ran it reloads what it holds in memory,
 // and tells every other process through pubsub (Redis when REDIS_URL is set) so they reload too.
 // The periodic reload (COMPANY_IPS_REFRESH_MS) stays as the safety net for a lost message.
-import type { PubSub } from '@visitor-id/core'
+import type { PubSub } from '@visitor-id/core/coordination'
 import type { ImportKind } from './report.js'
 
 /** The pubsub channel on which a finished import is announced (message: `<origin> <kind>`). */

@@ -1,18 +1,15 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { contactFields } from '@visitor-id/core/contact-fields'
 import {
   type ContactRow,
-  contactFields,
   contactsTable,
-  createStore,
   emailKey,
   findContactsByKeys,
-  migrate,
-  nextVersion,
   normalizeEmail,
-  type Store,
-  sha256Hex,
-} from '@visitor-id/core'
+} from '@visitor-id/core/identification'
+import { nextVersion, sha256Hex } from '@visitor-id/core/ids'
+import { createStore, migrate, type Store } from '@visitor-id/core/store'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ImportProgress, importContacts } from './index.js'

@@ -4,13 +4,9 @@
 // batches with the next batch parsed while the previous one is written. Each row is one contact
 // with its keys: the engine computes the email hashes and the contact_keys rows (migration 0007)
 // from the contacts insert itself, so a row is never written half.
-import {
-  type ContactField,
-  contactFieldDefinitions,
-  contactFields,
-  nextVersion,
-  normalizeEmail,
-} from '@visitor-id/core'
+import { type ContactField, contactFieldDefinitions, contactFields } from '@visitor-id/core/contact-fields'
+import { normalizeEmail } from '@visitor-id/core/identification'
+import { nextVersion } from '@visitor-id/core/ids'
 import { normalizeDomain } from './domain.js'
 import { type RawRecord, type RowResult, readRowBatches } from './read-records.js'
 import type { ImportOptions, ImportReport } from './report.js'

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { createStore, migrate, type Store } from '@visitor-id/core'
+import { createStore, migrate, type Store } from '@visitor-id/core/store'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ImportProgress, importCompanies } from './index.js'

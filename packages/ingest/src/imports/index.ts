@@ -2,7 +2,8 @@
 // `import contacts FILE` (contacts.ts):
 // read CSV or JSONL, validate every row, write good rows in batches, report rejected rows with
 // their line numbers.
-import { nextVersion, renderStatement } from '@visitor-id/core'
+import { nextVersion } from '@visitor-id/core/ids'
+import { renderStatement } from '@visitor-id/core/store'
 import type { z } from 'zod'
 import { type RecordResult, readRecords } from './read-records.js'
 import type { ImportKind, ImportOptions, ImportReport } from './report.js'

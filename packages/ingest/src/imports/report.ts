@@ -1,6 +1,6 @@
 // What every import takes and reports, apart from the importers (index.ts, contacts.ts), so each
 // importer depends on these shapes and none on another.
-import type { Store } from '@visitor-id/core'
+import type { Store } from '@visitor-id/core/store'
 
 export type ImportKind = 'company-ips' | 'companies' | 'contacts'
 

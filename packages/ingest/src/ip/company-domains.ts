@@ -1,6 +1,6 @@
 // Imported companies by domain, for the company of a reverse DNS name: held in memory like the
 // company IP ranges and reloaded with them (when an import finishes, and periodically).
-import type { Store } from '@visitor-id/core'
+import type { Store } from '@visitor-id/core/store'
 import { getDomain } from 'tldts'
 
 export interface CompanyDomains {

@@ -1,7 +1,7 @@
 // Company IP ranges (imported with `import company-ips`), held in memory for lookups on the hot
 // path and reloaded from ClickHouse when an import finishes (here, or announced by another process:
 // imports/applied.ts) and periodically, as a safety net for a lost announcement.
-import type { Store } from '@visitor-id/core'
+import type { Store } from '@visitor-id/core/store'
 import { parseRange } from './address.js'
 import { createRangeTable, type RangeTable } from './range-table.js'
 

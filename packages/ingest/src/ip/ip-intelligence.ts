@@ -1,7 +1,8 @@
 // Everything ingest learns from a client IP: geo, ISP / ASN, connection type, hosting, anonymity
 // and the company. Data is read once at start-up and looked up in memory; the one exception is the
 // company by reverse DNS (reverse-dns.ts), a cached PTR query that a hit waits for only briefly.
-import { createBoundedCache, type Store } from '@visitor-id/core'
+import { createBoundedCache } from '@visitor-id/core/bounded-cache'
+import type { Store } from '@visitor-id/core/store'
 import { type IpKey, normalizeIp, parseIp } from './address.js'
 import { type AsnDatabase, openAsnDatabase } from './asn-database.js'
 import { readCidrLists } from './cidr-lists.js'

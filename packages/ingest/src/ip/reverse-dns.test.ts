@@ -1,4 +1,6 @@
-import { type Config, loadConfig, type Repositories, type Store } from '@visitor-id/core'
+import { type Config, loadConfig } from '@visitor-id/core/config'
+import type { Repositories } from '@visitor-id/core/repositories'
+import type { Store } from '@visitor-id/core/store'
 import { arpaName, startDnsServer, type TestDnsServer } from '@visitor-id/testing/dns-server'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

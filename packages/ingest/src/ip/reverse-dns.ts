@@ -9,7 +9,7 @@
 // for a query at most `waitMs` after the query started; the answer still lands in the cache, so
 // later hits of that address get it.
 import { Resolver } from 'node:dns/promises'
-import { createBoundedCache } from '@visitor-id/core'
+import { createBoundedCache } from '@visitor-id/core/bounded-cache'
 import { parse } from 'tldts'
 import { parseIPv4, parseIPv6 } from './address.js'
 

@@ -2,7 +2,7 @@
 // user agent, a headless browser name, or the tracker's report that the page runs under
 // automation (`navigator.webdriver`).
 
-import { createBoundedCache } from '@visitor-id/core'
+import { createBoundedCache } from '@visitor-id/core/bounded-cache'
 import { isbot } from 'isbot'
 
 const cache = createBoundedCache<boolean>(10_000)

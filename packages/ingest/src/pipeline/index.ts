@@ -4,7 +4,7 @@
 //               -> device (user agent)
 //               -> referrer (search engine, term) -> campaign (UTM, click ids)
 // A filtered hit is dropped and counted by reason; it is never stored.
-import type { PixelConfigRow } from '@visitor-id/core'
+import type { PixelConfigRow } from '@visitor-id/core/visitor-tracking'
 import { wire } from '@visitor-id/pixel'
 import { type Hit, isTrackingKeyShape } from '../collect-schema.js'
 import type { IpInfo, IpIntelligence } from '../ip/ip-intelligence.js'

@@ -2,7 +2,7 @@
 // referrers nor verified domains configured, every origin is accepted (a fresh install works
 // before anything is configured); otherwise the page's host, and the Origin (else Referer)
 // header when the browser sent one, must match one of them.
-import type { PixelConfigRow } from '@visitor-id/core'
+import type { PixelConfigRow } from '@visitor-id/core/visitor-tracking'
 
 /** The host of a domain or URL entry: `example.com`, `*.example.com`, `https://app.example.com/x`. */
 function entryHost(entry: string): string | undefined {

@@ -1,6 +1,6 @@
 // Referrer domain, search engine and search term. Most engines no longer pass the query, so the
 // term is often empty while the engine is known.
-import { createBoundedCache } from '@visitor-id/core'
+import { createBoundedCache } from '@visitor-id/core/bounded-cache'
 
 export interface ReferrerInfo {
   referrerDomain: string

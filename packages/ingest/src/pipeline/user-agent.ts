@@ -1,6 +1,6 @@
 // Device, browser and OS from the User-Agent header (ua-parser-js 1.x, MIT; 2.x is AGPL).
 
-import { createBoundedCache } from '@visitor-id/core'
+import { createBoundedCache } from '@visitor-id/core/bounded-cache'
 import { UAParser } from 'ua-parser-js'
 
 export interface UserAgentInfo {

@@ -1,6 +1,6 @@
 // `billing pending | approve`: the operator's consent to local checkouts and upgrades.
 import { parseArgs } from 'node:util'
-import { approveCheckout, pendingApprovals } from '@visitor-id/core'
+import { approveCheckout, pendingApprovals } from '@visitor-id/core/billing'
 import { createBillingDeps } from '../adapters.js'
 import { type CommandRun, type Out, withRepos } from './command-run.js'
 import { asUsage, UsageError } from './usage.js'

@@ -1,14 +1,9 @@
 // How an admin command runs: on the store the CLI opens itself, or on a running server's (its admin
 // socket hands over a `CommandContext`).
-import {
-  type Config,
-  type Coordination,
-  createReadModel,
-  createRepositories,
-  migrate,
-  type Repositories,
-  type Store,
-} from '@visitor-id/core'
+import type { Config } from '@visitor-id/core/config'
+import type { Coordination } from '@visitor-id/core/coordination'
+import { createRepositories, type Repositories } from '@visitor-id/core/repositories'
+import { createReadModel, migrate, type Store } from '@visitor-id/core/store'
 import type { ImportKind } from '@visitor-id/ingest'
 import { createCoordination } from '../adapters.js'
 import { openStore } from '../open-store.js'

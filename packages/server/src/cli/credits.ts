@@ -1,6 +1,6 @@
 // `credits grant | balance`: an organization's identification credit ledger.
 import { parseArgs } from 'node:util'
-import { creditBalance, grantCredits } from '@visitor-id/core'
+import { creditBalance, grantCredits } from '@visitor-id/core/credits'
 import { type CommandRun, type Out, withRepos } from './command-run.js'
 import { asUsage, UsageError } from './usage.js'
 

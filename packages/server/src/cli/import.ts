@@ -3,7 +3,7 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { migrate } from '@visitor-id/core'
+import { migrate } from '@visitor-id/core/store'
 import {
   announceImportApplied,
   createProgressBar,

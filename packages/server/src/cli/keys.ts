@@ -1,6 +1,7 @@
 // `keys create`: an organization API key, printed once.
 import { parseArgs } from 'node:util'
-import { createApiKey, scopes as knownScopes, type Scope } from '@visitor-id/core'
+import { scopes as knownScopes, type Scope } from '@visitor-id/core/access'
+import { createApiKey } from '@visitor-id/core/api-keys'
 import { type CommandRun, type Out, withRepos } from './command-run.js'
 import { UsageError } from './usage.js'
 

@@ -1,6 +1,6 @@
 // `org create`: an organization, its owner and pixel config.
 import { parseArgs } from 'node:util'
-import { createOrganization, createUser } from '@visitor-id/core'
+import { createOrganization, createUser } from '@visitor-id/core/organizations'
 import { type CommandRun, type Out, withRepos } from './command-run.js'
 import { UsageError } from './usage.js'
 

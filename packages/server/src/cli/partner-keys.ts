@@ -1,6 +1,11 @@
 // `partner-keys create | list | revoke`: a partner's API keys (never a hash or a full key shown).
 import { parseArgs } from 'node:util'
-import { type ApiKeyRow, createPartnerKey, listPartnerKeys, revokePartnerKey } from '@visitor-id/core'
+import {
+  type ApiKeyRow,
+  createPartnerKey,
+  listPartnerKeys,
+  revokePartnerKey,
+} from '@visitor-id/core/api-keys'
 import { type CommandRun, type Out, withRepos } from './command-run.js'
 import { asUsage, UsageError } from './usage.js'
 

@@ -1,5 +1,5 @@
 // The CLI's usage text and its usage errors (a one-line message, exit code 2).
-import { AppError } from '@visitor-id/core'
+import { AppError } from '@visitor-id/core/errors'
 
 export const usage = `Usage: visitor-id <command> [options]   (from the repo: npm run cli -- <command>)
 

@@ -1,0 +1,21 @@
+// The public face of core's credits domain: what other packages import as @visitor-id/core/credits.
+export {
+  type AdjustCreditsInput,
+  adjustCredits,
+  balanceKinds,
+  type ChargeResult,
+  type CreditEntryKind,
+  type CreditEntryRow,
+  type CreditThreshold,
+  chargeIdentification,
+  chargeIdentifications,
+  creditBalance,
+  creditBalances,
+  creditThresholdsCrossed,
+  type GrantCreditsInput,
+  grantCredits,
+  identificationEntryId,
+  initialGrantEntryId,
+  maxCreditAmount,
+  mayIdentifyPerson,
+} from './ledger.js'

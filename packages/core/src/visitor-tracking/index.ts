@@ -1,0 +1,20 @@
+// The public face of core's visitor-tracking domain: what other packages import as @visitor-id/core/visitor-tracking.
+export {
+  getPixelConfig,
+  type PixelConfigUpdate,
+  parseIcpSettings,
+  updatePixelConfig,
+} from './pixel-config.js'
+export {
+  blankContactFields,
+  type PixelConfigRow,
+  type VisitorContactFields,
+  type VisitorRow,
+} from './rows.js'
+export {
+  getVisitorProfile,
+  type PageViewEntry,
+  type VisitorProfile,
+  type VisitorProfileOptions,
+  type VisitorSession,
+} from './visitors.js'
