@@ -23,7 +23,7 @@ import { type BootstrapFile, createOrganization, createUser } from '@visitor-id/
 import type { Repositories } from '@visitor-id/core/repositories'
 import { secretBox } from '@visitor-id/core/secret-box'
 import type { Store } from '@visitor-id/core/store'
-import type { Harness } from './harness.js'
+import type { Harness } from './harness-api.js'
 import { personVisitorRow } from './rows.js'
 
 /** What the fixtures write with: the started server's own stores and services. */
