@@ -72,27 +72,24 @@ async function failedStart(env: Record<string, string>, graceMs: number) {
   }
 }
 
+/** The start was rejected for the port, and the process then ended by itself, with no pass run against the closed store. */
+function expectEndedAfterRejection(result: Awaited<ReturnType<typeof failedStart>>) {
+  const { port, output, rejectedAt, exit } = result
+  expect(rejectedAt).toBeDefined()
+  expect(output).toContain(`rejected: port ${port} is already in use: set PORT to a free port`)
+  expect(exit, `still running 5 s after the rejected start; its output:\n${output}`).toBeDefined()
+  expect(exit!.code).toBe(3)
+  // No worker's pass ran against the closed store after the start failed.
+  expect(output).not.toMatch(/failed/)
+}
+
 describe('a start that fails late', () => {
   it('leaves nothing running: the process ends by itself soon after the rejected start', async () => {
-    const { port, output, rejectedAt, exit } = await failedStart({}, 5_000)
-    expect(rejectedAt).toBeDefined()
-    expect(output).toContain(`rejected: port ${port} is already in use: set PORT to a free port`)
-    expect(exit, `still running 5 s after the rejected start; its output:\n${output}`).toBeDefined()
-    expect(exit!.code).toBe(3)
-    // No worker's pass ran against the closed store after the start failed.
-    expect(output).not.toMatch(/failed/)
+    expectEndedAfterRejection(await failedStart({}, 5_000))
   }, 90_000)
 
   it('with REDIS_URL, also closes the Redis connections and job workers it opened', async () => {
     const prefix = `vid-failed-start-${process.pid}-${Date.now()}`
-    const { port, output, rejectedAt, exit } = await failedStart(
-      { REDIS_URL: redisUrl, REDIS_PREFIX: prefix },
-      5_000,
-    )
-    expect(rejectedAt).toBeDefined()
-    expect(output).toContain(`rejected: port ${port} is already in use: set PORT to a free port`)
-    expect(exit, `still running 5 s after the rejected start; its output:\n${output}`).toBeDefined()
-    expect(exit!.code).toBe(3)
-    expect(output).not.toMatch(/failed/)
+    expectEndedAfterRejection(await failedStart({ REDIS_URL: redisUrl, REDIS_PREFIX: prefix }, 5_000))
   }, 90_000)
 })
