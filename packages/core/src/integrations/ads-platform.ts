@@ -68,6 +68,11 @@ export interface RequestStatus {
   state: 'processing' | 'succeeded' | 'partial' | 'failed'
   /** Members the platform matched to its users, when it says. */
   matched?: number
+  /**
+   * The share of the request's members the platform matched, in percent, when it gives a range
+   * instead of a count (Google's `uploadMatchRateRange`: `{ min: 20, max: 30 }`).
+   */
+  matchRate?: { min: number; max: number }
   /** The platform's words on a partial or failed request. */
   detail?: string
 }
@@ -91,6 +96,11 @@ export interface AdsPlatform {
   listAccounts(token: string): Promise<AdsAccount[] | undefined>
   /** Whether an account id a person typed has the platform's form. */
   isAccountId(id: string): boolean
+  /**
+   * SHA-256 hex of an email normalized as this platform asks (Google also drops the dots of a
+   * gmail.com address), for the members the sync sends; when absent, the sync's trim + lowercase.
+   */
+  hashEmail?(email: string): string
   /** A new customer-list audience on the account; its id. */
   createAudience(token: string, accountId: string, name: string): Promise<string>
   /** Adds members: SHA-256 hex of normalized emails, at most `maxBatch`. */
