@@ -17,6 +17,18 @@ export {
   runFlowsForEvent,
 } from './flows.js'
 export {
+  createGoogleAdsPlatform,
+  type GoogleAdsPlatformOptions,
+  type GoogleConsentStatus,
+  googleAuthorizationParams,
+  googleDataManagerApiUrl,
+  googleEmailHash,
+  googleMaxAudienceMembers,
+  googleOAuth,
+  isGoogleAdsCustomerId,
+  normalizeGoogleEmail,
+} from './google-data-manager.js'
+export {
   accessToken,
   callbackPath,
   completeInstall,
