@@ -39,6 +39,7 @@ export {
   createMetaAdsPlatform,
   type MetaAdsPlatformOptions,
   type MetaBatchPosition,
+  metaDialogUrl,
   metaEmailHash,
   metaGraphUrl,
   metaGraphVersion,

@@ -31,8 +31,8 @@ import { type GraphContext, graphRequest } from './meta-graph.js'
 import type { TokenSet } from './oauth.js'
 
 /**
- * The Graph API version every request names, unless configured: the newest the official SDK pins
- * as of this writing. Meta keeps a version for at least two years after the next one is out; a
+ * The Graph API version every request names, unless configured: the one the official SDK pins in
+ * its 26.0.0 release (`FacebookAdsApi.VERSION`). Meta keeps a version for at least two years after the next one is out; a
  * change of it is one setting (`version`) and a run of these tests.
  */
 export const metaGraphVersion = 'v26.0'
