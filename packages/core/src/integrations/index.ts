@@ -47,3 +47,20 @@ export {
   requestInstall,
   selectAdsAccount,
 } from './integrations.js'
+export {
+  createMetaAdsPlatform,
+  type MetaAdsPlatformOptions,
+  type MetaBatchPosition,
+  metaDialogUrl,
+  metaEmailHash,
+  metaGraphUrl,
+  metaGraphVersion,
+  metaMaxBatch,
+  metaOAuthEndpoints,
+  metaReconnectMarginMs,
+  metaScopes,
+  metaSessionId,
+  metaTokenNeedsReconnect,
+} from './meta-custom-audiences.js'
+export { isMetaThrottle } from './meta-errors.js'
+export { appSecretProof } from './meta-graph.js'
