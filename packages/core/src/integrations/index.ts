@@ -1,5 +1,14 @@
 // The public face of core's integrations domain: what other packages import as @visitor-id/core/integrations.
-export { type AdsAccount, AdsApiError } from './ads-api.js'
+export { type AdsAccount, AdsApiError, createNeutralAdsPlatform } from './ads-api.js'
+export {
+  type AdsFailureKind,
+  type AdsPlatform,
+  AdsPlatformError,
+  type AudienceTarget,
+  type BatchOutcome,
+  type BatchPosition,
+  type RequestStatus,
+} from './ads-platform.js'
 export {
   createFlow,
   deleteFlow,
@@ -27,6 +36,7 @@ export {
   type IntegrationType,
   integrationTypes,
   integratorToken,
+  platformOf,
   presentIntegrations,
   providerOf,
   readIntegration,

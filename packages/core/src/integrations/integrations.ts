@@ -12,6 +12,7 @@ import { secretBox } from '../secret-box/secret-box.js'
 import type { Store } from '../store/client.js'
 import { storedTime } from '../store/time.js'
 import { type AdsAccount, listAdsAccounts } from './ads-api.js'
+import type { AdsPlatform } from './ads-platform.js'
 import {
   authorizationUrl,
   exchangeCode,
@@ -30,6 +31,8 @@ export interface IntegrationDeps {
   settings: Config['integrations']
   /** Where browsers reach this server: the OAuth callback and the installer links. */
   publicUrl: string
+  /** The adapter of each configured type (the server builds them from `*_PLATFORM`). */
+  platforms: Partial<Record<IntegrationType, AdsPlatform>>
 }
 
 export interface IntegrationRow {
@@ -66,6 +69,17 @@ export function providerOf(
     )
   }
   return provider
+}
+
+/** The adapter of a configured type, else the same 409 as `providerOf`. */
+export function platformOf(
+  deps: Pick<IntegrationDeps, 'settings' | 'platforms'>,
+  type: IntegrationType,
+): AdsPlatform {
+  providerOf(deps.settings, type)
+  const platform = deps.platforms[type]
+  if (!platform) throw new Error(`No AdsPlatform adapter was built for ${type}`)
+  return platform
 }
 
 export const callbackPath = (type: IntegrationType) => `/integrations/callback/${type}`
