@@ -195,6 +195,7 @@ describe('integrations', () => {
         { id: '111', name: 'Acme Ads' },
         { id: '222', name: 'Acme Ads EU' },
       ],
+      accountIdEntry: false,
       selectedAdsAccount: null,
     })
     // The access token the ads API saw is nowhere in the store in clear.

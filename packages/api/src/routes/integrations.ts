@@ -36,6 +36,12 @@ const integrationSchema = z
       .enum(['not_installed', 'connected', 'reauthorization_required'])
       .describe('`reauthorization_required`: the provider refused the stored refresh token; install again'),
     adsAccounts: z.array(accountSchema),
+    accountIdEntry: z
+      .boolean()
+      .describe(
+        'The platform lists no accounts: the account id is entered (`POST /integrations/account/select`), ' +
+          'and shown as its own name',
+      ),
     selectedAdsAccount: accountSchema.nullable(),
     connectedAt: timestamp.nullable(),
   })
@@ -153,7 +159,9 @@ export const integrationRoutes: Route[] = [
     summary: 'Select the ads account audiences go to',
     description:
       'One of the `adsAccounts` the provider listed at installation (400 `unknown_ads_account` ' +
-      'otherwise); 409 `integration_not_connected` before installation.',
+      'otherwise); on a platform that lists none (`accountIdEntry`), the account id as entered, ' +
+      "checked against the platform's form (400 `unknown_ads_account` otherwise). 409 " +
+      '`integration_not_connected` before installation.',
     body: z.strictObject({
       organizationId: organizationIdField,
       integrationType: typeField,
