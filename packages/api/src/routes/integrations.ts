@@ -20,6 +20,7 @@ import {
 } from '@visitor-id/core/integrations'
 import { z } from 'zod'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
+import { audienceSyncSchema } from '../schemas/audience-sync.js'
 import { organizationIdField, organizationIdParam, pathId, timestamp } from '../schemas/common.js'
 import { addressed, callerPrincipal } from './context.js'
 
@@ -54,7 +55,14 @@ const runSchema = z
     trigger: z.string(),
     status: z.enum(['success', 'failed']),
     actions: z.array(
-      z.object({ type: z.string(), status: z.enum(['success', 'failed', 'skipped']), detail: z.string() }),
+      z.object({
+        type: z.string(),
+        status: z
+          .enum(['success', 'failed', 'skipped'])
+          .describe('`skipped`: queued to run after another sync of the same audience; not a failure'),
+        detail: z.string(),
+        sync: audienceSyncSchema.optional().describe("An audience sync's outcome"),
+      }),
     ),
     startedAt: timestamp,
     finishedAt: timestamp,

@@ -9,6 +9,7 @@ export {
   type BatchPosition,
   type RequestStatus,
 } from './ads-platform.js'
+export { runAudienceSyncJob, runFlowsForEvent } from './flow-runs.js'
 export {
   createFlow,
   deleteFlow,
@@ -23,7 +24,6 @@ export {
   getFlow,
   listFlows,
   presentFlow,
-  runFlowsForEvent,
 } from './flows.js'
 export {
   accessToken,
@@ -45,3 +45,12 @@ export {
   requestInstall,
   selectAdsAccount,
 } from './integrations.js'
+export type { TokenSet } from './oauth.js'
+export {
+  type AudienceSyncJob,
+  audienceSyncJobName,
+  type RequestStatusJob,
+  requestStatusJobName,
+  runRequestStatusJob,
+} from './sync-jobs.js'
+export { type AudienceSyncOutcome, lastAudienceSyncs } from './sync-outcome.js'
