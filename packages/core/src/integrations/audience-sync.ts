@@ -10,7 +10,8 @@
 import { appError } from '../errors.js'
 import { randomToken } from '../ids.js'
 import { findList, setListIntegration } from '../lists/lists.js'
-import type { ListRow } from '../lists/rows.js'
+import { type ListRow, listsTable } from '../lists/rows.js'
+import { createEntityRepository } from '../store/repository.js'
 import { type AdsPlatform, AdsPlatformError, type AudienceTarget, type BatchOutcome } from './ads-platform.js'
 import {
   type AudienceScope,
@@ -107,7 +108,7 @@ export async function syncAudience(
   action: AudienceSyncAction,
   scheduler: SyncScheduler,
 ): Promise<SyncActionResult> {
-  const list = await findList(deps.repos, action.listId)
+  const list = await storedList(deps, action.listId)
   if (list?.organization_id !== flow.organization_id) throw appError('list_not_found')
   const type = action.integrationType
   const platform = platformOf(deps, type)
@@ -128,6 +129,28 @@ export async function syncAudience(
   } finally {
     await lock.release()
   }
+}
+
+/**
+ * The list as stored now, not a process's copy: its snapshot is what the audience is made to match,
+ * and a stale one could be a snapshot already deleted (every member would look gone).
+ */
+async function storedList(deps: FlowDeps, listId: string): Promise<ListRow | undefined> {
+  const known = await findList(deps.repos, listId)
+  if (!known) return undefined
+  return createEntityRepository(deps.store, listsTable).get({
+    organization_id: known.organization_id,
+    id: listId,
+  })
+}
+
+/** Whether the list still points at the snapshot the sync reads (a refresh makes a new one). */
+async function snapshotCurrent(ctx: SyncContext): Promise<boolean> {
+  const list = await createEntityRepository(ctx.deps.store, listsTable).get({
+    organization_id: ctx.list.organization_id,
+    id: ctx.list.id,
+  })
+  return list?.snapshot === ctx.scope.snapshot
 }
 
 /** The audience (made on the first run), the progress to continue or a new one, the token user. */
@@ -242,6 +265,9 @@ async function sendSequence(ctx: SyncContext, kind: 'add' | 'remove'): Promise<v
   const size = Math.min(deps.settings.audienceBatchSize, platform.maxBatch)
   const members = kind === 'add' ? membersToAdd(deps.store, scope) : membersToRemove(deps.store, scope)
   for await (const { hashes, last } of batchesOf(members, size)) {
+    // A refresh during the sync may delete the snapshot it reads: its members would all look gone.
+    // The removals stop; the run of that refresh's event continues them on the new snapshot.
+    if (kind === 'remove' && !(await snapshotCurrent(ctx))) return
     const done = kind === 'add' ? ctx.progress.added : ctx.progress.removed
     const position = {
       syncId: kind === 'add' ? ctx.progress.syncId : `${ctx.progress.syncId}.removals`,
@@ -305,7 +331,7 @@ async function stopped(
     const detail = `paused after ${ctx.run.batches} batches (${words}): resumes in ${Math.ceil(delayMs / 1000)} s`
     return { status: 'failed', detail, sync: outcome }
   }
-  const reason = wait ? `the platform asked to wait ${maxResumes} times in a row (${words})` : words
+  const reason = wait ? `the platform asked to wait ${maxResumes} times in this sync (${words})` : words
   const outcome = { ...outcomeOf(ctx, 'failed'), error: reason }
   await writeOutcome(ctx.deps.store, outcomeKey, outcome)
   return { status: 'failed', detail: reason, sync: outcome }
