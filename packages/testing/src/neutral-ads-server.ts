@@ -49,32 +49,31 @@ interface Audience {
 
 const hex64 = /^[0-9a-f]{64}$/
 
-/**
- * Starts the server on 127.0.0.1 and a free port; `url` is the contract's `{api}`.
- * @example const ads = await startNeutralAdsServer(); config.SEARCH_ADS_API_URL = ads.url
- */
-export async function startNeutralAdsServer(options: NeutralAdsOptions = {}) {
+/** The platform's side: its accounts, audiences, pending failures and processed requests. */
+function neutralAdsState(options: NeutralAdsOptions) {
   const accounts = options.accounts ?? [{ id: '111', name: 'Acme Ads' }]
   const audiences = new Map<string, Audience>()
-  const requests: NeutralAdsRequest[] = []
   const failures: (MemberFailure & { skip: number; left: number })[] = []
   const processed = new Map<string, { matched: number }>()
-  let refuseTokens = false
+
+  /** The next failure asked for, if this batch gets it. */
+  const failure = (): Answer | undefined => {
+    const next = failures[0]
+    if (!next) return undefined
+    if (next.skip > 0) {
+      next.skip--
+      return undefined
+    }
+    if (--next.left === 0) failures.shift()
+    const headers: Record<string, string> = next.retryAfterSeconds
+      ? { 'retry-after': String(next.retryAfterSeconds) }
+      : {}
+    return { status: next.status, headers, body: { error: next.message ?? `status ${next.status}` } }
+  }
 
   const membersCall = (audience: Audience, remove: boolean, body: unknown): Answer => {
-    const failure = failures[0]
-    if (failure && failure.skip > 0) failure.skip--
-    else if (failure) {
-      if (--failure.left === 0) failures.shift()
-      const headers: Record<string, string> = failure.retryAfterSeconds
-        ? { 'retry-after': String(failure.retryAfterSeconds) }
-        : {}
-      return {
-        status: failure.status,
-        headers,
-        body: { error: failure.message ?? `status ${failure.status}` },
-      }
-    }
+    const failed = failure()
+    if (failed) return failed
     const { schema, data } = (body ?? {}) as { schema?: unknown; data?: unknown }
     if (schema !== 'EMAIL_SHA256' || !Array.isArray(data)) {
       return { status: 400, body: { error: 'expected { schema: "EMAIL_SHA256", data: [...] }' } }
@@ -106,7 +105,17 @@ export async function startNeutralAdsServer(options: NeutralAdsOptions = {}) {
     if (method === 'GET' && done) return { status: 200, body: { state: 'succeeded', ...done } }
     return { status: 404, body: { error: 'not found' } }
   }
+  return { audiences, failures, route }
+}
 
+/**
+ * Starts the server on 127.0.0.1 and a free port; `url` is the contract's `{api}`.
+ * @example const ads = await startNeutralAdsServer(); config.SEARCH_ADS_API_URL = ads.url
+ */
+export async function startNeutralAdsServer(options: NeutralAdsOptions = {}) {
+  const { audiences, failures, route } = neutralAdsState(options)
+  const requests: NeutralAdsRequest[] = []
+  let refuseTokens = false
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -129,13 +138,9 @@ export async function startNeutralAdsServer(options: NeutralAdsOptions = {}) {
   return {
     /** The contract's `{api}`. */
     url: `http://127.0.0.1:${port}/ads`,
+    /** Every request, in order, with the status it got. */
     requests,
     audiences,
-    /** The member batches the server took (2xx), in order: what reached the audiences. */
-    acceptedBatches: (kind: 'add' | 'remove' = 'add') =>
-      requests
-        .filter((r) => r.status === 200 && r.path.endsWith(kind === 'add' ? '/members' : '/members/remove'))
-        .map((r) => (r.body as { data: string[] }).data),
     failMembers(failure: MemberFailure) {
       failures.push({ ...failure, skip: failure.afterBatches ?? 0, left: failure.times ?? 1 })
     },
