@@ -25,6 +25,13 @@ const optionalUrl = (protocols: string[]) =>
     { message: `must be a URL (${protocols.join(' or ')})` },
   )
 
+/**
+ * The AdsPlatform adapters an integration type may use (`SEARCH_ADS_PLATFORM`,
+ * `SOCIAL_ADS_PLATFORM`): the server's composition root has one factory per value.
+ */
+export const adsPlatformChoices = ['neutral'] as const
+export type AdsPlatformChoice = (typeof adsPlatformChoices)[number]
+
 /** A duration: milliseconds, or a number with `ms`, `s`, `m` or `h` (`10m`); at least 1 s. */
 const duration = z.union([z.number(), z.string()]).transform((value, context) => {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(String(value))
@@ -105,6 +112,7 @@ export const configSchema = z.object({
   SEARCH_ADS_API_URL: optionalUrl(['http:', 'https:']),
   SEARCH_ADS_SCOPES: optionalString,
   SEARCH_ADS_NAME: optionalString,
+  SEARCH_ADS_PLATFORM: z.enum(adsPlatformChoices).default('neutral'),
   SOCIAL_ADS_CLIENT_ID: optionalString,
   SOCIAL_ADS_CLIENT_SECRET: optionalString,
   SOCIAL_ADS_AUTHORIZE_URL: optionalUrl(['http:', 'https:']),
@@ -112,6 +120,7 @@ export const configSchema = z.object({
   SOCIAL_ADS_API_URL: optionalUrl(['http:', 'https:']),
   SOCIAL_ADS_SCOPES: optionalString,
   SOCIAL_ADS_NAME: optionalString,
+  SOCIAL_ADS_PLATFORM: z.enum(adsPlatformChoices).default('neutral'),
   AUDIENCE_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   PHONE_PROVIDER: z.enum(['dataset', 'http']).default('dataset'),
   PHONE_SEARCH_TIMEOUT: duration.default(600_000),

@@ -123,8 +123,12 @@ describe('loadConfig', () => {
       tokenUrl: 'https://ads.example/oauth/token',
       apiUrl: 'https://api.ads.example/v1',
       scopes: ['a', 'b', 'c'],
+      platform: 'neutral',
     })
     expect(config.integrations.socialAds).toBeUndefined()
+    expect(() =>
+      loadConfig({ ...searchAds, SECRET_KEY: 'k'.repeat(32), SEARCH_ADS_PLATFORM: 'tiktok' }),
+    ).toThrow(/^Invalid SEARCH_ADS_PLATFORM \(got "tiktok"\)/)
   })
 
   it('billing: local by default; stripe needs its secret key; a bad plans file names the field', () => {

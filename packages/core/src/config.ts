@@ -2,9 +2,9 @@
 // config-schema.ts describes, a section per area.
 import path from 'node:path'
 import { loadPlans, type Plan } from './billing/plans.js'
-import { configSchema, type ParsedEnv, pathList, type Role } from './config-schema.js'
+import { type AdsPlatformChoice, configSchema, type ParsedEnv, pathList, type Role } from './config-schema.js'
 
-export { configSchema, type Role } from './config-schema.js'
+export { type AdsPlatformChoice, adsPlatformChoices, configSchema, type Role } from './config-schema.js'
 
 export interface Config {
   port: number
@@ -144,6 +144,8 @@ export interface IntegrationProviderConfig {
   /** The ads API (accounts, audiences): see packages/api/README.md, "Integrations". */
   apiUrl: string
   scopes: string[]
+  /** The AdsPlatform adapter that speaks to it (`*_PLATFORM`; the server builds it). */
+  platform: AdsPlatformChoice
 }
 
 /**
@@ -176,6 +178,7 @@ function integrationProvider(
     tokenUrl: value('TOKEN_URL')!,
     apiUrl: value('API_URL')!.replace(/\/+$/, ''),
     scopes: (value('SCOPES') ?? '').split(/[\s,]+/).filter(Boolean),
+    platform: c[`${prefix}_PLATFORM`],
   }
 }
 

@@ -1254,7 +1254,7 @@ export interface paths {
         put?: never;
         /**
          * Select the ads account audiences go to
-         * @description One of the `adsAccounts` the provider listed at installation (400 `unknown_ads_account` otherwise); 409 `integration_not_connected` before installation.
+         * @description One of the `adsAccounts` the provider listed at installation (400 `unknown_ads_account` otherwise); on a platform that lists none (`accountIdEntry`), the account id as entered, checked against the platform's form (400 `unknown_ads_account` otherwise). 409 `integration_not_connected` before installation.
          *
          *     Required scope: `write` (or `admin`, which grants it).
          */
@@ -9147,6 +9147,44 @@ export interface operations {
                         lastSyncedTime: string | null;
                         /** @description The integration type the list syncs to; null until one is connected */
                         connectedIntegration: string | null;
+                        /** @description The list's last audience sync (to whichever audience), null before the first */
+                        lastAudienceSync: {
+                            /**
+                             * @description `paused`: the platform asked to wait; the sync resumes by itself at `resumesAt`
+                             * @enum {string}
+                             */
+                            status: "running" | "paused" | "success" | "failed";
+                            flowId: string;
+                            integrationType: string;
+                            accountId: string;
+                            audienceId: string;
+                            /** @description Stays the same when a paused or failed sync resumes */
+                            syncId: string;
+                            /** @description Members the platform acknowledged as added */
+                            sent: number;
+                            /** @description Members that left the list, acknowledged as removed */
+                            removed: number;
+                            /** @description Members the platform took, when it says */
+                            received?: number;
+                            /** @description Members the platform refused as malformed, when it says */
+                            invalid?: number;
+                            /** @description Members the platform matched to its users, when it says */
+                            matched?: number;
+                            /** @description The platform's request ids (the last 20) and how it processed them */
+                            requests: {
+                                id: string;
+                                /** @enum {string} */
+                                state: "processing" | "succeeded" | "partial" | "failed";
+                                matched?: number;
+                                detail?: string;
+                            }[];
+                            /** @description Why the sync stopped, in the platform's words */
+                            error: string | null;
+                            resumesAt: string | null;
+                            /** Format: date-time */
+                            startedAt: string;
+                            finishedAt: string | null;
+                        } | null;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
@@ -9188,6 +9226,44 @@ export interface operations {
                         lastSyncedTime: string | null;
                         /** @description The integration type the list syncs to; null until one is connected */
                         connectedIntegration: string | null;
+                        /** @description The list's last audience sync (to whichever audience), null before the first */
+                        lastAudienceSync: {
+                            /**
+                             * @description `paused`: the platform asked to wait; the sync resumes by itself at `resumesAt`
+                             * @enum {string}
+                             */
+                            status: "running" | "paused" | "success" | "failed";
+                            flowId: string;
+                            integrationType: string;
+                            accountId: string;
+                            audienceId: string;
+                            /** @description Stays the same when a paused or failed sync resumes */
+                            syncId: string;
+                            /** @description Members the platform acknowledged as added */
+                            sent: number;
+                            /** @description Members that left the list, acknowledged as removed */
+                            removed: number;
+                            /** @description Members the platform took, when it says */
+                            received?: number;
+                            /** @description Members the platform refused as malformed, when it says */
+                            invalid?: number;
+                            /** @description Members the platform matched to its users, when it says */
+                            matched?: number;
+                            /** @description The platform's request ids (the last 20) and how it processed them */
+                            requests: {
+                                id: string;
+                                /** @enum {string} */
+                                state: "processing" | "succeeded" | "partial" | "failed";
+                                matched?: number;
+                                detail?: string;
+                            }[];
+                            /** @description Why the sync stopped, in the platform's words */
+                            error: string | null;
+                            resumesAt: string | null;
+                            /** Format: date-time */
+                            startedAt: string;
+                            finishedAt: string | null;
+                        } | null;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
@@ -9660,6 +9736,44 @@ export interface operations {
                         lastSyncedTime: string | null;
                         /** @description The integration type the list syncs to; null until one is connected */
                         connectedIntegration: string | null;
+                        /** @description The list's last audience sync (to whichever audience), null before the first */
+                        lastAudienceSync: {
+                            /**
+                             * @description `paused`: the platform asked to wait; the sync resumes by itself at `resumesAt`
+                             * @enum {string}
+                             */
+                            status: "running" | "paused" | "success" | "failed";
+                            flowId: string;
+                            integrationType: string;
+                            accountId: string;
+                            audienceId: string;
+                            /** @description Stays the same when a paused or failed sync resumes */
+                            syncId: string;
+                            /** @description Members the platform acknowledged as added */
+                            sent: number;
+                            /** @description Members that left the list, acknowledged as removed */
+                            removed: number;
+                            /** @description Members the platform took, when it says */
+                            received?: number;
+                            /** @description Members the platform refused as malformed, when it says */
+                            invalid?: number;
+                            /** @description Members the platform matched to its users, when it says */
+                            matched?: number;
+                            /** @description The platform's request ids (the last 20) and how it processed them */
+                            requests: {
+                                id: string;
+                                /** @enum {string} */
+                                state: "processing" | "succeeded" | "partial" | "failed";
+                                matched?: number;
+                                detail?: string;
+                            }[];
+                            /** @description Why the sync stopped, in the platform's words */
+                            error: string | null;
+                            resumesAt: string | null;
+                            /** Format: date-time */
+                            startedAt: string;
+                            finishedAt: string | null;
+                        } | null;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
@@ -9906,6 +10020,44 @@ export interface operations {
                         lastSyncedTime: string | null;
                         /** @description The integration type the list syncs to; null until one is connected */
                         connectedIntegration: string | null;
+                        /** @description The list's last audience sync (to whichever audience), null before the first */
+                        lastAudienceSync: {
+                            /**
+                             * @description `paused`: the platform asked to wait; the sync resumes by itself at `resumesAt`
+                             * @enum {string}
+                             */
+                            status: "running" | "paused" | "success" | "failed";
+                            flowId: string;
+                            integrationType: string;
+                            accountId: string;
+                            audienceId: string;
+                            /** @description Stays the same when a paused or failed sync resumes */
+                            syncId: string;
+                            /** @description Members the platform acknowledged as added */
+                            sent: number;
+                            /** @description Members that left the list, acknowledged as removed */
+                            removed: number;
+                            /** @description Members the platform took, when it says */
+                            received?: number;
+                            /** @description Members the platform refused as malformed, when it says */
+                            invalid?: number;
+                            /** @description Members the platform matched to its users, when it says */
+                            matched?: number;
+                            /** @description The platform's request ids (the last 20) and how it processed them */
+                            requests: {
+                                id: string;
+                                /** @enum {string} */
+                                state: "processing" | "succeeded" | "partial" | "failed";
+                                matched?: number;
+                                detail?: string;
+                            }[];
+                            /** @description Why the sync stopped, in the platform's words */
+                            error: string | null;
+                            resumesAt: string | null;
+                            /** Format: date-time */
+                            startedAt: string;
+                            finishedAt: string | null;
+                        } | null;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
@@ -14495,6 +14647,8 @@ export interface operations {
                             id: string;
                             name: string;
                         }[];
+                        /** @description The platform lists no accounts: the account id is entered (`POST /integrations/account/select`), and shown as its own name */
+                        accountIdEntry: boolean;
                         selectedAdsAccount: {
                             id: string;
                             name: string;
@@ -14776,9 +14930,50 @@ export interface operations {
                             status: "success" | "failed";
                             actions: {
                                 type: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description `skipped`: queued to run after another sync of the same audience; not a failure
+                                 * @enum {string}
+                                 */
                                 status: "success" | "failed" | "skipped";
                                 detail: string;
+                                /** @description An audience sync's outcome */
+                                sync?: {
+                                    /**
+                                     * @description `paused`: the platform asked to wait; the sync resumes by itself at `resumesAt`
+                                     * @enum {string}
+                                     */
+                                    status: "running" | "paused" | "success" | "failed";
+                                    flowId: string;
+                                    integrationType: string;
+                                    accountId: string;
+                                    audienceId: string;
+                                    /** @description Stays the same when a paused or failed sync resumes */
+                                    syncId: string;
+                                    /** @description Members the platform acknowledged as added */
+                                    sent: number;
+                                    /** @description Members that left the list, acknowledged as removed */
+                                    removed: number;
+                                    /** @description Members the platform took, when it says */
+                                    received?: number;
+                                    /** @description Members the platform refused as malformed, when it says */
+                                    invalid?: number;
+                                    /** @description Members the platform matched to its users, when it says */
+                                    matched?: number;
+                                    /** @description The platform's request ids (the last 20) and how it processed them */
+                                    requests: {
+                                        id: string;
+                                        /** @enum {string} */
+                                        state: "processing" | "succeeded" | "partial" | "failed";
+                                        matched?: number;
+                                        detail?: string;
+                                    }[];
+                                    /** @description Why the sync stopped, in the platform's words */
+                                    error: string | null;
+                                    resumesAt: string | null;
+                                    /** Format: date-time */
+                                    startedAt: string;
+                                    finishedAt: string | null;
+                                };
                             }[];
                             /** Format: date-time */
                             startedAt: string;
@@ -14977,6 +15172,8 @@ export interface operations {
                             id: string;
                             name: string;
                         }[];
+                        /** @description The platform lists no accounts: the account id is entered (`POST /integrations/account/select`), and shown as its own name */
+                        accountIdEntry: boolean;
                         selectedAdsAccount: {
                             id: string;
                             name: string;
@@ -15379,9 +15576,50 @@ export interface operations {
                             status: "success" | "failed";
                             actions: {
                                 type: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description `skipped`: queued to run after another sync of the same audience; not a failure
+                                 * @enum {string}
+                                 */
                                 status: "success" | "failed" | "skipped";
                                 detail: string;
+                                /** @description An audience sync's outcome */
+                                sync?: {
+                                    /**
+                                     * @description `paused`: the platform asked to wait; the sync resumes by itself at `resumesAt`
+                                     * @enum {string}
+                                     */
+                                    status: "running" | "paused" | "success" | "failed";
+                                    flowId: string;
+                                    integrationType: string;
+                                    accountId: string;
+                                    audienceId: string;
+                                    /** @description Stays the same when a paused or failed sync resumes */
+                                    syncId: string;
+                                    /** @description Members the platform acknowledged as added */
+                                    sent: number;
+                                    /** @description Members that left the list, acknowledged as removed */
+                                    removed: number;
+                                    /** @description Members the platform took, when it says */
+                                    received?: number;
+                                    /** @description Members the platform refused as malformed, when it says */
+                                    invalid?: number;
+                                    /** @description Members the platform matched to its users, when it says */
+                                    matched?: number;
+                                    /** @description The platform's request ids (the last 20) and how it processed them */
+                                    requests: {
+                                        id: string;
+                                        /** @enum {string} */
+                                        state: "processing" | "succeeded" | "partial" | "failed";
+                                        matched?: number;
+                                        detail?: string;
+                                    }[];
+                                    /** @description Why the sync stopped, in the platform's words */
+                                    error: string | null;
+                                    resumesAt: string | null;
+                                    /** Format: date-time */
+                                    startedAt: string;
+                                    finishedAt: string | null;
+                                };
                             }[];
                             /** Format: date-time */
                             startedAt: string;
@@ -15576,9 +15814,50 @@ export interface operations {
                             status: "success" | "failed";
                             actions: {
                                 type: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description `skipped`: queued to run after another sync of the same audience; not a failure
+                                 * @enum {string}
+                                 */
                                 status: "success" | "failed" | "skipped";
                                 detail: string;
+                                /** @description An audience sync's outcome */
+                                sync?: {
+                                    /**
+                                     * @description `paused`: the platform asked to wait; the sync resumes by itself at `resumesAt`
+                                     * @enum {string}
+                                     */
+                                    status: "running" | "paused" | "success" | "failed";
+                                    flowId: string;
+                                    integrationType: string;
+                                    accountId: string;
+                                    audienceId: string;
+                                    /** @description Stays the same when a paused or failed sync resumes */
+                                    syncId: string;
+                                    /** @description Members the platform acknowledged as added */
+                                    sent: number;
+                                    /** @description Members that left the list, acknowledged as removed */
+                                    removed: number;
+                                    /** @description Members the platform took, when it says */
+                                    received?: number;
+                                    /** @description Members the platform refused as malformed, when it says */
+                                    invalid?: number;
+                                    /** @description Members the platform matched to its users, when it says */
+                                    matched?: number;
+                                    /** @description The platform's request ids (the last 20) and how it processed them */
+                                    requests: {
+                                        id: string;
+                                        /** @enum {string} */
+                                        state: "processing" | "succeeded" | "partial" | "failed";
+                                        matched?: number;
+                                        detail?: string;
+                                    }[];
+                                    /** @description Why the sync stopped, in the platform's words */
+                                    error: string | null;
+                                    resumesAt: string | null;
+                                    /** Format: date-time */
+                                    startedAt: string;
+                                    finishedAt: string | null;
+                                };
                             }[];
                             /** Format: date-time */
                             startedAt: string;

@@ -1,5 +1,6 @@
 // The composition root's choices: which adapter each port gets, read from the configuration. This
-// is the one place that turns REDIS_URL, BILLING_PROVIDER, PHONE_PROVIDER, SMTP_URL and their settings into
+// is the one place that turns REDIS_URL, BILLING_PROVIDER, PHONE_PROVIDER, SMTP_URL,
+// SEARCH_ADS_PLATFORM / SOCIAL_ADS_PLATFORM and their settings into
 // implementations; core holds the adapters and takes them as arguments, and the API plugin, the
 // pages and the workers receive what is built here (startServer builds it once per process).
 import {
@@ -8,7 +9,7 @@ import {
   createLocalProvider,
   createStripeProvider,
 } from '@visitor-id/core/billing'
-import type { Config } from '@visitor-id/core/config'
+import type { AdsPlatformChoice, Config, IntegrationProviderConfig } from '@visitor-id/core/config'
 import {
   type Coordination,
   type CoordinationErrorHandler,
@@ -16,7 +17,13 @@ import {
   createRedisCoordination,
 } from '@visitor-id/core/coordination'
 import { createFileMailer, createSmtpMailer, type Mailer } from '@visitor-id/core/email'
-import type { FlowDeps } from '@visitor-id/core/integrations'
+import {
+  type AdsPlatform,
+  createNeutralAdsPlatform,
+  type FlowDeps,
+  type IntegrationType,
+  integrationTypes,
+} from '@visitor-id/core/integrations'
 import {
   createDatasetPhoneProvider,
   createHttpPhoneProvider,
@@ -87,6 +94,22 @@ export function createMailer(config: Config): Mailer {
   return smtpUrl ? createSmtpMailer({ smtpUrl, from }) : createFileMailer({ dataDir: config.dataDir, from })
 }
 
+/** One factory per `*_PLATFORM` value: a new adapter is a new entry here (and a value in the schema). */
+const adsPlatformFactories: Record<AdsPlatformChoice, (provider: IntegrationProviderConfig) => AdsPlatform> =
+  {
+    neutral: (provider) => createNeutralAdsPlatform(provider.apiUrl),
+  }
+
+/** The AdsPlatform adapter of each configured integration type (SEARCH_ADS_PLATFORM, SOCIAL_ADS_PLATFORM). */
+export function createAdsPlatforms(config: Config): Partial<Record<IntegrationType, AdsPlatform>> {
+  const platforms: Partial<Record<IntegrationType, AdsPlatform>> = {}
+  for (const type of integrationTypes) {
+    const provider = config.integrations[type]
+    if (provider) platforms[type] = adsPlatformFactories[provider.platform](provider)
+  }
+  return platforms
+}
+
 interface Parts {
   config: Config
   store: Store
@@ -122,7 +145,10 @@ export function createPhoneSearchDeps(parts: Parts): PhoneSearchDeps {
   }
 }
 
-/** The integrations (SEARCH_ADS_*, SOCIAL_ADS_*, SECRET_KEY, AUDIENCE_BATCH_SIZE); nothing in memory. */
+/**
+ * The integrations (SEARCH_ADS_*, SOCIAL_ADS_*, SECRET_KEY, AUDIENCE_BATCH_SIZE) and their ads
+ * platforms' adapters; nothing in memory.
+ */
 export function createIntegrationDeps(parts: Parts): FlowDeps {
   return {
     store: parts.store,
@@ -130,6 +156,7 @@ export function createIntegrationDeps(parts: Parts): FlowDeps {
     coordination: parts.coordination,
     locks: parts.coordination.locks,
     settings: parts.config.integrations,
+    platforms: createAdsPlatforms(parts.config),
     publicUrl: publicUrlOf(parts.config),
     allowPrivate: parts.config.webhooks.allowPrivate,
   }

@@ -87,15 +87,16 @@ export async function integrationPagesPlugin(app: FastifyInstance, deps: FlowDep
     try {
       const url = new URL(request.url, 'http://callback.invalid')
       const row = await completeInstall(deps, type, url)
+      const name = escapeHtml(deps.settings[type]?.name ?? type)
+      // A platform that lists no accounts: the organization enters its account id in the app.
       const accounts = row.ads_accounts
-        .map((a) => `<li>${escapeHtml(a.name)} (${escapeHtml(a.id)})</li>`)
-        .join('')
+        ? `Ads accounts:</p><ul>${row.ads_accounts.map((a) => `<li>${escapeHtml(a.name)} (${escapeHtml(a.id)})</li>`).join('')}</ul>`
+        : 'Enter the id of the ads account audiences go to in the app.</p>'
       return html(
         reply,
         page(
           'Connected',
-          `<p>${escapeHtml(deps.settings[type]?.name ?? type)} is connected. Ads accounts:</p><ul>${accounts}</ul>` +
-            '<p>You can close this page and go back to the app.</p>',
+          `<p>${name} is connected. ${accounts}<p>You can close this page and go back to the app.</p>`,
         ),
       )
     } catch (error) {

@@ -17,7 +17,15 @@ import {
 } from '@visitor-id/core/email'
 import { startEventProcessing } from '@visitor-id/core/events'
 import { recalculationJobName, runRecalculation, startIncrementalScoring } from '@visitor-id/core/icp'
-import { runFlowsForEvent } from '@visitor-id/core/integrations'
+import {
+  type AudienceSyncJob,
+  audienceSyncJobName,
+  type RequestStatusJob,
+  requestStatusJobName,
+  runAudienceSyncJob,
+  runFlowsForEvent,
+  runRequestStatusJob,
+} from '@visitor-id/core/integrations'
 import { startListAutoRefresh } from '@visitor-id/core/lists'
 import {
   autoEnrichPhone,
@@ -109,6 +117,14 @@ export function startWorkers(parts: WorkerParts, started: StopList): void {
   })
   const phoneSweep = startPhoneSearchSweep(phone, log)
   started.add('workers', () => phoneSweep.stop())
+  // Audience syncs the platform paused (or that waited for another sync of their audience), and the
+  // read-back of how the platform processed a sync's requests.
+  coordination.jobs.process<AudienceSyncJob>(audienceSyncJobName, async (job) => {
+    await runAudienceSyncJob(flows, job.data)
+  })
+  coordination.jobs.process<RequestStatusJob>(requestStatusJobName, (job) =>
+    runRequestStatusJob(flows, job.data),
+  )
   // Partner webhooks: every event is queued for the partner of its organization (an outbox in
   // the store), and the dispatcher delivers it.
   const webhookDeps = { store, repos, coordination, settings: config.webhooks }

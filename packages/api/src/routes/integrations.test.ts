@@ -141,6 +141,17 @@ async function authorize(url: string) {
 
 const callback = (back: URL) => h.server.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` })
 
+const sha = (text: string) => createHash('sha256').update(text).digest('hex')
+
+/** A contact `audience-N` with the email `PersonN@Audience.test ` (normalized before hashing). */
+async function addContact(id: string) {
+  const at = new Date().toISOString()
+  const n = id.replace('audience-', '')
+  await h.store.insert('contacts', [
+    { id, email: `Person${n}@Audience.test `, created_at: at, updated_at: at, version: 1 },
+  ])
+}
+
 async function subOrganization(name: string): Promise<string> {
   return (await api('POST', '/organization', { organizationName: name })).json().id
 }
@@ -195,6 +206,7 @@ describe('integrations', () => {
         { id: '111', name: 'Acme Ads' },
         { id: '222', name: 'Acme Ads EU' },
       ],
+      accountIdEntry: false,
       selectedAdsAccount: null,
     })
     // The access token the ads API saw is nowhere in the store in clear.
@@ -260,17 +272,7 @@ describe('integrations', () => {
       accountId: '111',
     })
     // Five contacts with emails (the fixture's and these four): batches of 2, 2 and 1.
-    const at = new Date().toISOString()
-    await h.store.insert(
-      'contacts',
-      [1, 2, 3, 4].map((n) => ({
-        id: `audience-${n}`,
-        email: `Person${n}@Audience.test `,
-        created_at: at,
-        updated_at: at,
-        version: 1,
-      })),
-    )
+    for (const n of [1, 2, 3, 4]) await addContact(`audience-${n}`)
     const listId = await h.createList(organizationId)
     const created = await api('POST', '/integrations/flows', {
       organizationId,
@@ -310,7 +312,7 @@ describe('integrations', () => {
       .slice(1)
       .sort()
     expect(expected).toHaveLength(5)
-    expect(expected).toContain(createHash('sha256').update('person1@audience.test').digest('hex'))
+    expect(expected).toContain(sha('person1@audience.test'))
     const batchesBefore = adsSeen.batches.length
     const refreshesBefore = tokenRequests.filter((r) => r.grant_type === 'refresh_token').length
     expect((await api('POST', `/lists/refresh/${listId}`)).statusCode).toBe(200)
@@ -327,18 +329,23 @@ describe('integrations', () => {
     )
     expect((await api('GET', `/lists/${listId}`)).json().connectedIntegration).toBe('searchAds')
 
-    // The ads API refuses the token once: refreshed and retried, same audience.
+    // A new member; the ads API refuses the token once: refreshed and retried, same audience, and
+    // only the new member is sent.
+    await addContact('audience-5')
     refuseNext = true
+    const before = adsSeen.batches.length
     await api('POST', `/lists/refresh/${listId}`)
     const second = await until(async () => {
       const runs = (await api('GET', `/integrations/${organizationId}/flows/${flow.id}`)).json().runs
       return runs.length >= 2 ? runs[0] : undefined
     })
-    expect(second.status).toBe('success')
+    expect(second.status, JSON.stringify(second)).toBe('success')
     expect(second.actions[0].detail).toContain('audience aud_')
+    expect(adsSeen.batches.slice(before)).toEqual([[sha('person5@audience.test')]])
     expect(adsSeen.audiences.filter((a) => a.name === 'Visitor ID engineers')).toHaveLength(1)
 
     // The provider revokes the refresh token: the run fails, the integration asks to install again.
+    await addContact('audience-6')
     revokeRefresh = true
     await api('POST', `/lists/refresh/${listId}`)
     const third = await until(async () => {

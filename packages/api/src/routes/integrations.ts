@@ -20,6 +20,7 @@ import {
 } from '@visitor-id/core/integrations'
 import { z } from 'zod'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
+import { audienceSyncSchema } from '../schemas/audience-sync.js'
 import { organizationIdField, organizationIdParam, pathId, timestamp } from '../schemas/common.js'
 import { addressed, callerPrincipal } from './context.js'
 
@@ -36,6 +37,12 @@ const integrationSchema = z
       .enum(['not_installed', 'connected', 'reauthorization_required'])
       .describe('`reauthorization_required`: the provider refused the stored refresh token; install again'),
     adsAccounts: z.array(accountSchema),
+    accountIdEntry: z
+      .boolean()
+      .describe(
+        'The platform lists no accounts: the account id is entered (`POST /integrations/account/select`), ' +
+          'and shown as its own name',
+      ),
     selectedAdsAccount: accountSchema.nullable(),
     connectedAt: timestamp.nullable(),
   })
@@ -48,7 +55,14 @@ const runSchema = z
     trigger: z.string(),
     status: z.enum(['success', 'failed']),
     actions: z.array(
-      z.object({ type: z.string(), status: z.enum(['success', 'failed', 'skipped']), detail: z.string() }),
+      z.object({
+        type: z.string(),
+        status: z
+          .enum(['success', 'failed', 'skipped'])
+          .describe('`skipped`: queued to run after another sync of the same audience; not a failure'),
+        detail: z.string(),
+        sync: audienceSyncSchema.optional().describe("An audience sync's outcome"),
+      }),
     ),
     startedAt: timestamp,
     finishedAt: timestamp,
@@ -153,7 +167,9 @@ export const integrationRoutes: Route[] = [
     summary: 'Select the ads account audiences go to',
     description:
       'One of the `adsAccounts` the provider listed at installation (400 `unknown_ads_account` ' +
-      'otherwise); 409 `integration_not_connected` before installation.',
+      'otherwise); on a platform that lists none (`accountIdEntry`), the account id as entered, ' +
+      "checked against the platform's form (400 `unknown_ads_account` otherwise). 409 " +
+      '`integration_not_connected` before installation.',
     body: z.strictObject({
       organizationId: organizationIdField,
       integrationType: typeField,

@@ -72,6 +72,7 @@ describe('lists', () => {
       autoUpdateStatus: 'enabled',
       lastSyncedTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
       connectedIntegration: null,
+      lastAudienceSync: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     })

@@ -4,6 +4,7 @@
 import { addressOrganization } from '@visitor-id/core/access'
 import { appError } from '@visitor-id/core/errors'
 import { filterSchema } from '@visitor-id/core/filters'
+import { type AudienceSyncOutcome, lastAudienceSyncs } from '@visitor-id/core/integrations'
 import {
   autoUpdateStatus,
   deleteList,
@@ -17,6 +18,7 @@ import { z } from 'zod'
 import { bomParam, type CsvColumn, encodeCsv } from '../csv.js'
 import { iso } from '../presenters.js'
 import { type ApiServices, csvResponse, defineRoute, type Route } from '../route-definition.js'
+import { audienceSyncSchema } from '../schemas/audience-sync.js'
 import { organizationIdField, pathId, timestamp } from '../schemas/common.js'
 import { addressed } from './context.js'
 
@@ -39,12 +41,15 @@ const listSchema = z
       .string()
       .nullable()
       .describe('The integration type the list syncs to; null until one is connected'),
+    lastAudienceSync: audienceSyncSchema
+      .nullable()
+      .describe("The list's last audience sync (to whichever audience), null before the first"),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
   .describe('List')
 
-function present(list: ListRow): z.input<typeof listSchema> {
+function present(list: ListRow, syncs: Map<string, AudienceSyncOutcome>): z.input<typeof listSchema> {
   return {
     id: list.id,
     name: list.name,
@@ -55,10 +60,15 @@ function present(list: ListRow): z.input<typeof listSchema> {
     autoUpdateStatus: autoUpdateStatus(list),
     lastSyncedTime: list.last_synced_at && iso(list.last_synced_at),
     connectedIntegration: list.connected_integration,
+    lastAudienceSync: syncs.get(list.id) ?? null,
     createdAt: iso(list.created_at),
     updatedAt: iso(list.updated_at),
   }
 }
+
+/** The last audience sync of each of the organization's lists. */
+const syncsOf = (services: ApiServices, organizationId: string) =>
+  lastAudienceSyncs(services.store, organizationId)
 
 const listParams = z.object({ id: pathId('List id (`list_` + 24 hex)') })
 /** The optional body of refresh and delete: an organization id, if given, must be the list's. */
@@ -109,8 +119,10 @@ export const listRoutes: Route[] = [
     errors: ['list_not_found'],
     example: (ids) => ({ params: { id: ids.organizationId } }),
     async handler({ organization, list, services }) {
-      if (list) return present(list)
-      return (await organizationLists(services.repos, addressed(organization).id)).map(present)
+      if (list) return present(list, await syncsOf(services, list.organization_id))
+      const organizationId = addressed(organization).id
+      const syncs = await syncsOf(services, organizationId)
+      return (await organizationLists(services.repos, organizationId)).map((row) => present(row, syncs))
     },
   }),
   defineRoute({
@@ -155,7 +167,7 @@ export const listRoutes: Route[] = [
         contactsFound: body.contacts_found,
         autoUpdate: body.autoUpdateStatus === undefined ? undefined : body.autoUpdateStatus === 'enabled',
       })
-      return present(list)
+      return present(list, await syncsOf(services, list.organization_id))
     },
   }),
   defineRoute({
@@ -177,7 +189,8 @@ export const listRoutes: Route[] = [
     errors: ['list_not_found', 'conflict'],
     example: (ids) => ({ params: { id: ids.listId }, body: { organizationId: ids.organizationId } }),
     async handler({ list, body, services }) {
-      return present(await refreshList(deps(services), listOf(list, body?.organizationId)))
+      const refreshed = await refreshList(deps(services), listOf(list, body?.organizationId))
+      return present(refreshed, await syncsOf(services, refreshed.organization_id))
     },
   }),
   defineRoute({

@@ -3,8 +3,13 @@
 // Audiences) turns these calls into the platform's own documented requests and its errors into
 // `AdsPlatformError`, whose `kind` tells the sync what to do: wait and resume, ask the organization
 // to reconnect, or report the failure on the list's sync.
-import type { AdsAccount } from './ads-api.js'
 import type { TokenSet } from './oauth.js'
+
+/** An ads account the organization may send audiences to. */
+export interface AdsAccount {
+  id: string
+  name: string
+}
 
 /** What the sync does about a failed call. */
 export type AdsFailureKind =
@@ -41,10 +46,11 @@ export interface AudienceTarget {
 
 /**
  * Where a batch stands in one sync: platforms that group a sync's uploads (Meta's upload sessions)
- * use it; the others ignore it.
+ * use it; the others ignore it. A sync's additions and its removals are two sequences, each with
+ * its own `syncId` and numbered from 1.
  */
 export interface BatchPosition {
-  /** Stable for one sync of one audience, so a resumed sync continues the same session. */
+  /** Stable for one sequence of one sync, so a resumed sync continues the same session. */
   syncId: string
   /** 1 for the first batch of the sync. */
   sequence: number

@@ -1,35 +1,21 @@
-// Integration flows (docs/decisions.md, "Integrations"): a trigger and actions. A flow runs when a stored
-// event of its trigger's type happens in its organization (`list.refreshed`, `visitor.identified`,
-// `icp.matched`): the event consumer runs the matching flows one after the other and writes a run
-// log row per run. A run is keyed by flow and event, so an event consumed twice (a crash before its
-// mark) does not run a flow that succeeded for it again. Actions: `audience.sync` uploads the list's
-// SHA-256 enriched emails to an audience of the integration's selected ads account (made on the
-// first run, kept in the flow's state), in batches; `webhook.call` posts the event, signed.
+// Integration flows (docs/decisions.md, "Integrations"): a trigger and actions, their schema, the
+// flows as stored and as the API shows them, and their run log. Running them is flow-runs.ts's.
+// Actions: `audience.sync` syncs the list's SHA-256 enriched emails to an audience of the
+// integration's selected ads account (made on the first run, kept in the flow's state: see
+// audience-sync.ts); `webhook.call` posts the event, signed.
 import { z } from 'zod'
+import type { Coordination } from '../coordination/ports.js'
 import { appError } from '../errors.js'
-import { type ConsumedEvent, storedEventOf } from '../events/events.js'
 import { randomToken } from '../ids.js'
-import {
-  findList,
-  type ListDeps,
-  listEmailHashes,
-  listIdPattern,
-  setListIntegration,
-} from '../lists/lists.js'
+import { findList, type ListDeps, listIdPattern } from '../lists/lists.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
 import { storedTime } from '../store/time.js'
-import { checkWebhookUrl, sendWebhook } from '../webhooks/http-sender.js'
-import { webhookHeaders } from '../webhooks/signature.js'
-import { AdsApiError, createAudience, uploadAudienceMembers } from './ads-api.js'
-import {
-  accessToken,
-  connectedIntegration,
-  type IntegrationDeps,
-  integrationTypes,
-  providerOf,
-} from './integrations.js'
+import { checkWebhookUrl } from '../webhooks/http-sender.js'
+import { type FlowState, parseFlowState } from './flow-state.js'
+import { type IntegrationDeps, integrationTypes } from './integrations.js'
 import type { StoredFlowRow } from './rows.js'
+import type { AudienceSyncOutcome } from './sync-outcome.js'
 
 export const flowTriggers = ['list.refreshed', 'visitor.identified', 'icp.matched'] as const
 export type FlowTrigger = (typeof flowTriggers)[number]
@@ -92,16 +78,19 @@ export interface FlowRow {
   trigger: FlowTrigger | ''
   /** null: created without nodes (the spec makes them optional); it runs nothing. */
   nodes: FlowNodes | null
-  /** Audience ids by `${listId}:${type}:${accountId}`. */
-  state: Record<string, string>
+  /** The audiences made, and the syncs under way (flow-state.ts). */
+  state: FlowState
   created_at: string
   updated_at: string
 }
 
 export interface FlowRunAction {
   type: string
+  /** `skipped`: not run now, queued (another sync of the audience was under way); not a failure. */
   status: 'success' | 'failed' | 'skipped'
   detail: string
+  /** An audience sync's outcome. */
+  sync?: AudienceSyncOutcome
 }
 
 export interface FlowRun {
@@ -116,6 +105,8 @@ export interface FlowRun {
 }
 
 export interface FlowDeps extends IntegrationDeps, ListDeps {
+  /** The job queue too: paused syncs are resumed, request statuses read back, by jobs. */
+  coordination: Pick<Coordination, 'kv' | 'locks' | 'jobs'>
   /** WEBHOOK_ALLOW_PRIVATE, for `webhook.call`. */
   allowPrivate: boolean
 }
@@ -130,7 +121,7 @@ const flowOf = ({ nodes, state, ...row }: StoredFlowRow): FlowRow => ({
   ...row,
   trigger: row.trigger as FlowTrigger | '',
   nodes: JSON.parse(nodes || 'null') as FlowNodes | null,
-  state: JSON.parse(state || '{}') as Record<string, string>,
+  state: parseFlowState(state),
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at),
 })
@@ -180,7 +171,7 @@ async function checkNodes(deps: FlowDeps, organizationId: string, nodes: FlowNod
     const path = `nodes.actions.${index}`
     if (action.type === 'audience.sync') {
       listsNamed.push({ id: action.listId, path: `${path}.listId` })
-      if (!deps.settings[action.integrationType]) {
+      if (!deps.settings[action.integrationType] || !deps.platforms[action.integrationType]) {
         issues.push({
           path: `${path}.integrationType`,
           message: `${action.integrationType} is not configured on this server`,
@@ -218,7 +209,7 @@ export async function createFlow(
     integration_id: nodes?.actions.find((a) => a.type === 'audience.sync')?.integrationType ?? '',
     trigger: nodes?.trigger.type ?? '',
     nodes,
-    state: {},
+    state: { audiences: {}, syncs: {} },
     created_at: now,
     updated_at: now,
   }
@@ -244,180 +235,6 @@ export async function flowRuns(store: Store, flow: FlowRow, limit = 20): Promise
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
   }))
-}
-
-// --- Running -------------------------------------------------------------------------------------
-
-type TriggeringEvent = ConsumedEvent
-
-/** Whether the flow's trigger is this event (the list or ICP config it names, if any). */
-function triggeredBy(flow: FlowRow, event: TriggeringEvent, payload: Record<string, unknown>): boolean {
-  const trigger = flow.nodes?.trigger
-  if (trigger?.type !== event.type) return false
-  if (trigger.type === 'list.refreshed' && trigger.listId) return payload.list_id === trigger.listId
-  if (trigger.type === 'icp.matched' && trigger.icpSlug) return payload.icp_slug === trigger.icpSlug
-  return true
-}
-
-/**
- * The event consumer's part: runs the organization's flows this event triggers, each once per
- * event (a run that succeeded for it is not repeated). Returns the runs made.
- */
-export async function runFlowsForEvent(deps: FlowDeps, event: TriggeringEvent): Promise<FlowRun[]> {
-  if (!(flowTriggers as readonly string[]).includes(event.type)) return []
-  const flows = (await listFlows(deps.repos, event.organizationId)).filter(
-    (flow) => flow.trigger === event.type,
-  )
-  if (flows.length === 0) return []
-  const stored = await storedEventOf(deps.store, event)
-  if (!stored) return []
-  const payload = JSON.parse(stored.payload) as Record<string, unknown>
-  const happenedAt = Date.parse(iso(stored.created_at))
-  const runs: FlowRun[] = []
-  for (const flow of flows) {
-    // A flow runs on what happens after it was made, not on a backlog of older events.
-    if (happenedAt < Date.parse(flow.created_at) || !triggeredBy(flow, event, payload)) continue
-    const [done] = await deps.store.query<{ n: number }>(
-      `SELECT count() AS n FROM integration_flow_runs
-       WHERE organization_id = {organizationId:UUID} AND flow_id = {flowId:String} AND event_id = {eventId:String} AND status = 'success'`,
-      { organizationId: flow.organization_id, flowId: flow.id, eventId: event.eventId },
-    )
-    if (Number(done?.n ?? 0) > 0) continue
-    runs.push(await runFlow(deps, flow, event, payload))
-  }
-  return runs
-}
-
-async function runFlow(
-  deps: FlowDeps,
-  flow: FlowRow,
-  event: TriggeringEvent,
-  payload: Record<string, unknown>,
-): Promise<FlowRun> {
-  const startedAt = new Date().toISOString()
-  const actions: FlowRunAction[] = []
-  let state = flow.state
-  for (const action of flow.nodes?.actions ?? []) {
-    try {
-      if (action.type === 'audience.sync') {
-        const result = await syncAudience(deps, { ...flow, state }, action)
-        state = result.state
-        actions.push({ type: action.type, status: 'success', detail: result.detail })
-      } else {
-        actions.push({
-          type: action.type,
-          status: 'success',
-          detail: await callWebhook(deps, flow, action, event, payload),
-        })
-      }
-    } catch (error) {
-      actions.push({ type: action.type, status: 'failed', detail: reasonOf(error) })
-    }
-  }
-  if (state !== flow.state)
-    await writeFlow(deps.repos, { ...flow, state, updated_at: new Date().toISOString() })
-  const run: FlowRun = {
-    run_id: randomToken('run_', 12),
-    flow_id: flow.id,
-    event_id: event.eventId,
-    trigger: event.type,
-    status: actions.every((a) => a.status === 'success') ? 'success' : 'failed',
-    actions,
-    started_at: startedAt,
-    finished_at: new Date().toISOString(),
-  }
-  await deps.store.insert('integration_flow_runs', [
-    { ...run, organization_id: flow.organization_id, actions: JSON.stringify(run.actions) },
-  ])
-  return run
-}
-
-/** Why an action failed, for the run log: our codes' messages, the ads API's status; never a token. */
-function reasonOf(error: unknown): string {
-  if (error instanceof AdsApiError) return error.message
-  const code = (error as { code?: unknown }).code
-  const message = error instanceof Error ? error.message : String(error)
-  return typeof code === 'string' ? `${code}: ${message}` : message.slice(0, 300)
-}
-
-async function syncAudience(
-  deps: FlowDeps,
-  flow: FlowRow,
-  action: Extract<FlowNodes['actions'][number], { type: 'audience.sync' }>,
-): Promise<{ state: Record<string, string>; detail: string }> {
-  const list = await findList(deps.repos, action.listId)
-  if (list?.organization_id !== flow.organization_id) throw appError('list_not_found')
-  const provider = providerOf(deps.settings, action.integrationType)
-  const integration = await connectedIntegration(deps, flow.organization_id, action.integrationType)
-  const accountId = integration.selected_account_id
-  if (!accountId)
-    throw appError('unknown_ads_account', 'No ads account is selected: POST /integrations/account/select')
-  // One retry with a refreshed token when the ads API refuses the current one.
-  const withToken = async <T>(work: (token: string) => Promise<T>): Promise<T> => {
-    try {
-      return await work(await accessToken(deps, flow.organization_id, action.integrationType))
-    } catch (error) {
-      if (!(error instanceof AdsApiError && error.unauthorized)) throw error
-      return work(await accessToken(deps, flow.organization_id, action.integrationType, true))
-    }
-  }
-  const key = `${list.id}:${action.integrationType}:${accountId}`
-  let audienceId = flow.state[key]
-  const state = { ...flow.state }
-  if (!audienceId) {
-    const name = action.audienceName ?? list.name
-    audienceId = await withToken((token) => createAudience(provider.apiUrl, token, accountId, name))
-    state[key] = audienceId
-  }
-  const batchSize = deps.settings.audienceBatchSize
-  let batch: string[] = []
-  let sent = 0
-  let batches = 0
-  const flush = async () => {
-    const hashes = batch
-    batch = []
-    await withToken((token) => uploadAudienceMembers(provider.apiUrl, token, audienceId!, hashes))
-    sent += hashes.length
-    batches++
-  }
-  for await (const hash of listEmailHashes(deps.store, list)) {
-    batch.push(hash)
-    if (batch.length >= batchSize) await flush()
-  }
-  if (batch.length > 0) await flush()
-  await setListIntegration(deps, list, action.integrationType)
-  return {
-    state,
-    detail: `${sent} hashed emails in ${batches} batches to audience ${audienceId} (account ${accountId})`,
-  }
-}
-
-async function callWebhook(
-  deps: FlowDeps,
-  flow: FlowRow,
-  action: Extract<FlowNodes['actions'][number], { type: 'webhook.call' }>,
-  event: TriggeringEvent,
-  payload: Record<string, unknown>,
-): Promise<string> {
-  const body = Buffer.from(
-    JSON.stringify({
-      event_type: event.type,
-      event_id: event.eventId,
-      flow_id: flow.id,
-      organization_id: flow.organization_id,
-      event: payload,
-    }),
-  )
-  const headers = action.secret
-    ? webhookHeaders({ body, secret: action.secret, eventId: event.eventId, eventType: event.type })
-    : {
-        'content-type': 'application/json',
-        'x-service-event-id': event.eventId,
-        'x-service-event-type': event.type,
-      }
-  const response = await sendWebhook({ url: action.url, body, headers, allowPrivate: deps.allowPrivate })
-  if (!response.ok) throw new Error(`the webhook failed: ${response.error ?? `HTTP ${response.statusCode}`}`)
-  return `HTTP ${response.statusCode} in ${response.responseTimeMs} ms`
 }
 
 /** A flow as the API shows it: a webhook's secret never, `hasSecret` instead. */

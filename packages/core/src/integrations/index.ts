@@ -1,5 +1,15 @@
 // The public face of core's integrations domain: what other packages import as @visitor-id/core/integrations.
-export { type AdsAccount, AdsApiError } from './ads-api.js'
+export { type AdsAccount, AdsApiError, createNeutralAdsPlatform } from './ads-api.js'
+export {
+  type AdsFailureKind,
+  type AdsPlatform,
+  AdsPlatformError,
+  type AudienceTarget,
+  type BatchOutcome,
+  type BatchPosition,
+  type RequestStatus,
+} from './ads-platform.js'
+export { runAudienceSyncJob, runFlowsForEvent } from './flow-runs.js'
 export {
   createFlow,
   deleteFlow,
@@ -14,7 +24,6 @@ export {
   getFlow,
   listFlows,
   presentFlow,
-  runFlowsForEvent,
 } from './flows.js'
 export {
   createGoogleAdsPlatform,
@@ -39,6 +48,7 @@ export {
   type IntegrationType,
   integrationTypes,
   integratorToken,
+  platformOf,
   presentIntegrations,
   providerOf,
   readIntegration,
@@ -64,3 +74,12 @@ export {
 } from './meta-custom-audiences.js'
 export { isMetaThrottle } from './meta-errors.js'
 export { appSecretProof } from './meta-graph.js'
+export type { TokenSet } from './oauth.js'
+export {
+  type AudienceSyncJob,
+  audienceSyncJobName,
+  type RequestStatusJob,
+  requestStatusJobName,
+  runRequestStatusJob,
+} from './sync-jobs.js'
+export { type AudienceSyncOutcome, lastAudienceSyncs } from './sync-outcome.js'

@@ -1,8 +1,10 @@
 // Ad-platform integrations (docs/decisions.md, "Integrations"): connecting an organization to an ads
 // platform with OAuth 2.0 (authorization code + PKCE), keeping its tokens sealed at rest and fresh,
-// listing its ads accounts and the one selected. The `state` of an authorization is a random token
-// kept 10 minutes in the coordination key-value store (Redis when set), bound to the organization
-// and the type, and usable once.
+// listing its ads accounts (or taking the id the organization enters, on a platform that lists
+// none) and the one selected. The platform's own parts (authorization parameters, the tokens to
+// keep, its accounts) come from its AdsPlatform adapter, chosen by the server. The `state` of an
+// authorization is a random token kept 10 minutes in the coordination key-value store (Redis when
+// set), bound to the organization and the type, and usable once.
 import type { Config, IntegrationProviderConfig } from '../config.js'
 import type { Coordination } from '../coordination/ports.js'
 import { withLock } from '../coordination/with-lock.js'
@@ -11,7 +13,7 @@ import { nextVersion, randomToken, sha256Hex } from '../ids.js'
 import { secretBox } from '../secret-box/secret-box.js'
 import type { Store } from '../store/client.js'
 import { storedTime } from '../store/time.js'
-import { type AdsAccount, listAdsAccounts } from './ads-api.js'
+import type { AdsAccount, AdsPlatform } from './ads-platform.js'
 import {
   authorizationUrl,
   exchangeCode,
@@ -30,6 +32,8 @@ export interface IntegrationDeps {
   settings: Config['integrations']
   /** Where browsers reach this server: the OAuth callback and the installer links. */
   publicUrl: string
+  /** The adapter of each configured type (the server builds them from `*_PLATFORM`). */
+  platforms: Partial<Record<IntegrationType, AdsPlatform>>
 }
 
 export interface IntegrationRow {
@@ -40,7 +44,8 @@ export interface IntegrationRow {
   refresh_token: string
   expires_at: string | null
   scope: string
-  ads_accounts: AdsAccount[]
+  /** null: the platform lists no accounts; the organization enters the id (`selectAdsAccount`). */
+  ads_accounts: AdsAccount[] | null
   selected_account_id: string
   connected_at: string
   updated_at: string
@@ -68,6 +73,17 @@ export function providerOf(
   return provider
 }
 
+/** The adapter of a configured type, else the same 409 as `providerOf`. */
+export function platformOf(
+  deps: Pick<IntegrationDeps, 'settings' | 'platforms'>,
+  type: IntegrationType,
+): AdsPlatform {
+  providerOf(deps.settings, type)
+  const platform = deps.platforms[type]
+  if (!platform) throw new Error(`No AdsPlatform adapter was built for ${type}`)
+  return platform
+}
+
 export const callbackPath = (type: IntegrationType) => `/integrations/callback/${type}`
 const base = (deps: IntegrationDeps) => deps.publicUrl.replace(/\/+$/, '')
 const sealContext = (organizationId: string, type: string) => `integration:${organizationId}:${type}`
@@ -92,7 +108,8 @@ type StoredIntegration = Omit<IntegrationRow, 'organization_id' | 'ads_accounts'
 const fromStored = ({ organization, ...row }: StoredIntegration): IntegrationRow => ({
   ...row,
   organization_id: organization,
-  ads_accounts: JSON.parse(row.ads_accounts || '[]') as AdsAccount[],
+  // 'null' (stored as such): the platform lists none.
+  ads_accounts: JSON.parse(row.ads_accounts || '[]') as AdsAccount[] | null,
   expires_at: row.expires_at === null ? null : iso(row.expires_at),
   connected_at: iso(row.connected_at),
   updated_at: iso(row.updated_at),
@@ -147,6 +164,7 @@ export async function requestInstall(
   type: IntegrationType,
 ): Promise<{ url: string }> {
   const provider = providerOf(deps.settings, type)
+  const platform = platformOf(deps, type)
   const state = randomToken('', 24)
   const { verifier, challenge } = await pkcePair()
   const pending: PendingAuthorization = { organizationId, type, verifier }
@@ -156,22 +174,24 @@ export async function requestInstall(
       redirectUri: `${base(deps)}${callbackPath(type)}`,
       state,
       codeChallenge: challenge,
+      extraParams: platform.authorizationParams,
     }),
   }
 }
 
 /**
  * The OAuth callback: the `state` must be one this server issued for this type (once, within 10
- * minutes), else 400 and nothing stored. The code is exchanged (with the PKCE verifier), the ads
- * accounts listed, and the tokens stored sealed. A lone account is selected; a selection that is
- * still listed is kept.
+ * minutes), else 400 and nothing stored. The code is exchanged (with the PKCE verifier), the tokens
+ * the platform keeps taken (`keepTokens`), the ads accounts listed, and the tokens stored sealed. A
+ * lone account is selected; a selection that is still listed (or, on a platform that lists none,
+ * still of the platform's form) is kept.
  */
 export async function completeInstall(
   deps: IntegrationDeps,
   type: IntegrationType,
   callback: URL,
 ): Promise<IntegrationRow> {
-  const provider = providerOf(deps.settings, type)
+  const platform = platformOf(deps, type)
   const state = callback.searchParams.get('state') ?? ''
   const key = `oauth:state:${sha256Hex(state)}`
   const stored = state ? await deps.coordination.kv.get(key) : undefined
@@ -185,30 +205,44 @@ export async function completeInstall(
   await deps.coordination.kv.delete(key)
   const denied = callback.searchParams.get('error')
   if (denied) throw appError('invalid_request', `The provider did not authorize: ${denied.slice(0, 100)}`)
-  let tokens: TokenSet
+  const tokens = await exchangedTokens(deps, type, platform, { callback, state, pending })
+  const accounts = await platform.listAccounts(tokens.accessToken)
+  const previous = (await readIntegration(deps.store, pending.organizationId, type))?.selected_account_id
+  const kept = accounts
+    ? accounts.find((a) => a.id === previous)?.id
+    : previous && platform.isAccountId(previous)
+      ? previous
+      : undefined
+  const row = sealedRow(deps, pending.organizationId, type, tokens, {
+    ads_accounts: accounts ?? null,
+    selected_account_id: kept ?? (accounts?.length === 1 ? accounts[0]!.id : ''),
+    connected_at: new Date().toISOString(),
+  })
+  await writeIntegration(deps.store, row)
+  return row
+}
+
+/** The code for tokens, then the tokens the platform keeps; a refusal is a 400 in the provider's words. */
+async function exchangedTokens(
+  deps: IntegrationDeps,
+  type: IntegrationType,
+  platform: AdsPlatform,
+  input: { callback: URL; state: string; pending: PendingAuthorization },
+): Promise<TokenSet> {
   try {
-    tokens = await exchangeCode(provider, {
-      callback,
-      state,
+    const tokens = await exchangeCode(providerOf(deps.settings, type), {
+      callback: input.callback,
+      state: input.state,
       redirectUri: `${base(deps)}${callbackPath(type)}`,
-      codeVerifier: pending.verifier,
+      codeVerifier: input.pending.verifier,
     })
+    return platform.keepTokens ? await platform.keepTokens(tokens) : tokens
   } catch (error) {
     throw appError(
       'invalid_request',
       `The provider refused the code: ${(error as Error).message.slice(0, 200)}`,
     )
   }
-  const accounts = await listAdsAccounts(provider.apiUrl, tokens.accessToken)
-  const previous = await readIntegration(deps.store, pending.organizationId, type)
-  const kept = accounts.find((a) => a.id === previous?.selected_account_id)?.id
-  const row = sealedRow(deps, pending.organizationId, type, tokens, {
-    ads_accounts: accounts,
-    selected_account_id: kept ?? (accounts.length === 1 ? accounts[0]!.id : ''),
-    connected_at: new Date().toISOString(),
-  })
-  await writeIntegration(deps.store, row)
-  return row
 }
 
 function sealedRow(
@@ -284,7 +318,10 @@ export async function connectedIntegration(
   return row
 }
 
-/** Selects one of the listed ads accounts (400 `unknown_ads_account` for another). */
+/**
+ * Selects the ads account audiences go to: one of the listed accounts (400 `unknown_ads_account`
+ * for another) or, on a platform that lists none, an id of the platform's form, kept as entered.
+ */
 export async function selectAdsAccount(
   deps: IntegrationDeps,
   organizationId: string,
@@ -292,11 +329,13 @@ export async function selectAdsAccount(
   accountId: string,
 ): Promise<IntegrationRow> {
   const row = await connectedIntegration(deps, organizationId, type)
-  if (!row.ads_accounts.some((account) => account.id === accountId)) {
-    throw appError(
-      'unknown_ads_account',
-      `The ${type} integration lists no ads account ${JSON.stringify(accountId.slice(0, 100))}`,
-    )
+  const shown = JSON.stringify(accountId.slice(0, 100))
+  if (row.ads_accounts === null) {
+    if (!platformOf(deps, type).isAccountId(accountId)) {
+      throw appError('unknown_ads_account', `${shown} is not an account id of the ${type} platform`)
+    }
+  } else if (!row.ads_accounts.some((account) => account.id === accountId)) {
+    throw appError('unknown_ads_account', `The ${type} integration lists no ads account ${shown}`)
   }
   const selected = { ...row, selected_account_id: accountId, updated_at: new Date().toISOString() }
   await writeIntegration(deps.store, selected)
@@ -340,8 +379,7 @@ export async function accessToken(
       return box(deps).open(fresh.access_token, context)
     }
     const refused = async () => {
-      const at = new Date().toISOString()
-      await writeIntegration(deps.store, { ...fresh, status: 'reauthorization_required', updated_at: at })
+      await writeIntegration(deps.store, needsReauthorization(fresh))
       return reauthorize(type)
     }
     if (!fresh.refresh_token) throw await refused()
@@ -363,6 +401,28 @@ export async function accessToken(
   })
 }
 
+const needsReauthorization = (row: IntegrationRow): IntegrationRow => ({
+  ...row,
+  status: 'reauthorization_required',
+  updated_at: new Date().toISOString(),
+})
+
+/**
+ * The platform refused a fresh token too (a grant revoked on its side): the integration shows
+ * `reauthorization_required` until it is installed again. Returns the error to throw.
+ */
+export async function requireReauthorization(
+  deps: IntegrationDeps,
+  organizationId: string,
+  type: IntegrationType,
+): Promise<ReauthorizationRequiredError> {
+  const row = await readIntegration(deps.store, organizationId, type)
+  if (row && row.status !== 'reauthorization_required') {
+    await writeIntegration(deps.store, needsReauthorization(row))
+  }
+  return reauthorize(type)
+}
+
 /** The provider refused the stored authorization; the integration shows `reauthorization_required`. */
 export class ReauthorizationRequiredError extends Error {
   constructor(type: IntegrationType) {
@@ -380,7 +440,10 @@ export function presentIntegrations(
 ) {
   return integrationTypes.map((type) => {
     const row = rows.get(type)
-    const selected = row?.ads_accounts.find((a) => a.id === row.selected_account_id) ?? null
+    const id = row?.selected_account_id
+    const listed = row?.ads_accounts
+    // An entered id has no name of the platform's: it is shown as its name.
+    const selected = !id ? null : listed ? (listed.find((a) => a.id === id) ?? null) : { id, name: id }
     return {
       type,
       name: settings[type]?.name ?? (type === 'searchAds' ? 'Search ads' : 'Social ads'),
@@ -388,6 +451,7 @@ export function presentIntegrations(
       installed: row !== undefined,
       status: row ? row.status : ('not_installed' as const),
       adsAccounts: row?.ads_accounts ?? [],
+      accountIdEntry: row?.ads_accounts === null,
       selectedAdsAccount: selected,
       connectedAt: row?.connected_at ?? null,
     }

@@ -48,12 +48,21 @@ export async function pkcePair(): Promise<{ verifier: string; challenge: string 
   return { verifier, challenge: await oauth.calculatePKCECodeChallenge(verifier) }
 }
 
-/** The provider's authorization page for this request. */
+/**
+ * The provider's authorization page for this request. `extraParams` are the platform's own
+ * (Google's `access_type=offline`); they cannot replace the parameters of the protocol.
+ */
 export function authorizationUrl(
   provider: IntegrationProviderConfig,
-  input: { redirectUri: string; state: string; codeChallenge: string },
+  input: {
+    redirectUri: string
+    state: string
+    codeChallenge: string
+    extraParams?: Readonly<Record<string, string>> | undefined
+  },
 ): string {
   const url = new URL(provider.authorizeUrl)
+  for (const [name, value] of Object.entries(input.extraParams ?? {})) url.searchParams.set(name, value)
   url.searchParams.set('response_type', 'code')
   url.searchParams.set('client_id', provider.clientId)
   url.searchParams.set('redirect_uri', input.redirectUri)
