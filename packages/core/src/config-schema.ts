@@ -29,7 +29,7 @@ const optionalUrl = (protocols: string[]) =>
  * The AdsPlatform adapters an integration type may use (`SEARCH_ADS_PLATFORM`,
  * `SOCIAL_ADS_PLATFORM`): the server's composition root has one factory per value.
  */
-export const adsPlatformChoices = ['neutral'] as const
+export const adsPlatformChoices = ['neutral', 'google', 'meta'] as const
 export type AdsPlatformChoice = (typeof adsPlatformChoices)[number]
 
 /** A duration: milliseconds, or a number with `ms`, `s`, `m` or `h` (`10m`); at least 1 s. */
@@ -113,6 +113,9 @@ export const configSchema = z.object({
   SEARCH_ADS_SCOPES: optionalString,
   SEARCH_ADS_NAME: optionalString,
   SEARCH_ADS_PLATFORM: z.enum(adsPlatformChoices).default('neutral'),
+  SEARCH_ADS_CONSENT_AD_USER_DATA: z.enum(['CONSENT_GRANTED', 'CONSENT_DENIED']).optional(),
+  SEARCH_ADS_CONSENT_AD_PERSONALIZATION: z.enum(['CONSENT_GRANTED', 'CONSENT_DENIED']).optional(),
+  SEARCH_ADS_MEMBERSHIP_DAYS: z.coerce.number().int().min(1).max(540).optional(),
   SOCIAL_ADS_CLIENT_ID: optionalString,
   SOCIAL_ADS_CLIENT_SECRET: optionalString,
   SOCIAL_ADS_AUTHORIZE_URL: optionalUrl(['http:', 'https:']),
@@ -121,6 +124,10 @@ export const configSchema = z.object({
   SOCIAL_ADS_SCOPES: optionalString,
   SOCIAL_ADS_NAME: optionalString,
   SOCIAL_ADS_PLATFORM: z.enum(adsPlatformChoices).default('neutral'),
+  SOCIAL_ADS_GRAPH_VERSION: z
+    .string()
+    .regex(/^v\d+\.\d+$/, 'must be a Graph API version such as v26.0')
+    .optional(),
   AUDIENCE_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   PHONE_PROVIDER: z.enum(['dataset', 'http']).default('dataset'),
   PHONE_SEARCH_TIMEOUT: duration.default(600_000),

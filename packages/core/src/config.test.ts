@@ -131,6 +131,51 @@ describe('loadConfig', () => {
     ).toThrow(/^Invalid SEARCH_ADS_PLATFORM \(got "tiktok"\)/)
   })
 
+  it('integrations on Google or Meta: their documented endpoints by default, their own settings, a client secret required', () => {
+    const secret = { SECRET_KEY: 'k'.repeat(32) }
+    const google = loadConfig({
+      ...secret,
+      SEARCH_ADS_PLATFORM: 'google',
+      SEARCH_ADS_CLIENT_ID: 'app.apps.googleusercontent.com',
+      SEARCH_ADS_CLIENT_SECRET: 'shh',
+      SEARCH_ADS_CONSENT_AD_USER_DATA: 'CONSENT_GRANTED',
+      SEARCH_ADS_MEMBERSHIP_DAYS: '90',
+    }).integrations.searchAds
+    expect(google).toMatchObject({
+      platform: 'google',
+      authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+      tokenUrl: 'https://oauth2.googleapis.com/token',
+      apiUrl: 'https://datamanager.googleapis.com/v1',
+      scopes: ['https://www.googleapis.com/auth/datamanager'],
+      google: {
+        consent: { adUserData: 'CONSENT_GRANTED', adPersonalization: undefined },
+        membershipDays: 90,
+      },
+    })
+    const meta = loadConfig({
+      ...secret,
+      SOCIAL_ADS_PLATFORM: 'meta',
+      SOCIAL_ADS_CLIENT_ID: '1234567890',
+      SOCIAL_ADS_CLIENT_SECRET: 'shh',
+      SOCIAL_ADS_GRAPH_VERSION: 'v25.0',
+    }).integrations.socialAds
+    expect(meta).toMatchObject({
+      platform: 'meta',
+      authorizeUrl: 'https://www.facebook.com/v25.0/dialog/oauth',
+      tokenUrl: 'https://graph.facebook.com/v25.0/oauth/access_token',
+      apiUrl: 'https://graph.facebook.com',
+      scopes: ['ads_management'],
+      meta: { graphVersion: 'v25.0' },
+    })
+    expect(() =>
+      loadConfig({ ...secret, SOCIAL_ADS_PLATFORM: 'meta', SOCIAL_ADS_CLIENT_ID: '1234567890' }),
+    ).toThrow('Invalid SOCIAL_ADS_CLIENT_SECRET: required when SOCIAL_ADS_PLATFORM=meta')
+    expect(() => loadConfig({ SEARCH_ADS_CONSENT_AD_USER_DATA: 'yes' })).toThrow(
+      /^Invalid SEARCH_ADS_CONSENT_AD_USER_DATA/,
+    )
+    expect(() => loadConfig({ SOCIAL_ADS_GRAPH_VERSION: '26' })).toThrow(/^Invalid SOCIAL_ADS_GRAPH_VERSION/)
+  })
+
   it('billing: local by default; stripe needs its secret key; a bad plans file names the field', () => {
     expect(loadConfig({}).billing.provider).toBe('local')
     expect(loadConfig({}).billing.plans.map((plan) => plan.id)).toEqual(['standard', 'b2b'])

@@ -3,6 +3,14 @@
 import path from 'node:path'
 import { loadPlans, type Plan } from './billing/plans.js'
 import { type AdsPlatformChoice, configSchema, type ParsedEnv, pathList, type Role } from './config-schema.js'
+import {
+  googleDataManagerApiUrl,
+  googleOAuth,
+  metaDialogUrl,
+  metaGraphUrl,
+  metaGraphVersion,
+  metaScopes,
+} from './integrations/platform-endpoints.js'
 
 export { type AdsPlatformChoice, adsPlatformChoices, configSchema, type Role } from './config-schema.js'
 
@@ -146,6 +154,16 @@ export interface IntegrationProviderConfig {
   scopes: string[]
   /** The AdsPlatform adapter that speaks to it (`*_PLATFORM`; the server builds it). */
   platform: AdsPlatformChoice
+  /** Google's settings (SEARCH_ADS_CONSENT_*, SEARCH_ADS_MEMBERSHIP_DAYS), with `platform: 'google'`. */
+  google?: {
+    consent: {
+      adUserData?: 'CONSENT_GRANTED' | 'CONSENT_DENIED'
+      adPersonalization?: 'CONSENT_GRANTED' | 'CONSENT_DENIED'
+    }
+    membershipDays: number | undefined
+  }
+  /** Meta's settings (SOCIAL_ADS_GRAPH_VERSION), with `platform: 'meta'`. */
+  meta?: { graphVersion: string }
 }
 
 /**
@@ -157,13 +175,20 @@ function integrationProvider(
   prefix: 'SEARCH_ADS' | 'SOCIAL_ADS',
   defaultName: string,
 ): IntegrationProviderConfig | undefined {
-  const value = (name: string) => (c as Record<string, unknown>)[`${prefix}_${name}`] as string | undefined
+  const given = (name: string) => (c as Record<string, unknown>)[`${prefix}_${name}`] as string | undefined
+  const platform = c[`${prefix}_PLATFORM`]
+  const defaults = platformDefaults(platform, c.SOCIAL_ADS_GRAPH_VERSION)
+  const value = (name: string) => given(name) ?? defaults[name]
   const required = ['CLIENT_ID', 'AUTHORIZE_URL', 'TOKEN_URL', 'API_URL']
-  const set = required.filter((name) => value(name) !== undefined)
+  const set = required.filter((name) => given(name) !== undefined)
   if (set.length === 0) return undefined
   const missing = required.filter((name) => value(name) === undefined)
   if (missing.length > 0) {
     throw new ConfigError(`Invalid ${prefix}_${missing[0]}: required when ${prefix}_${set[0]} is set`)
+  }
+  // Google's web clients and Meta's app (its appsecret_proof and token trade) need the secret.
+  if (platform !== 'neutral' && !value('CLIENT_SECRET')) {
+    throw new ConfigError(`Invalid ${prefix}_CLIENT_SECRET: required when ${prefix}_PLATFORM=${platform}`)
   }
   if (!c.SECRET_KEY) {
     throw new ConfigError(
@@ -178,8 +203,50 @@ function integrationProvider(
     tokenUrl: value('TOKEN_URL')!,
     apiUrl: value('API_URL')!.replace(/\/+$/, ''),
     scopes: (value('SCOPES') ?? '').split(/[\s,]+/).filter(Boolean),
-    platform: c[`${prefix}_PLATFORM`],
+    platform,
+    ...(platform === 'google'
+      ? {
+          google: {
+            consent: {
+              adUserData: c.SEARCH_ADS_CONSENT_AD_USER_DATA,
+              adPersonalization: c.SEARCH_ADS_CONSENT_AD_PERSONALIZATION,
+            },
+            membershipDays: c.SEARCH_ADS_MEMBERSHIP_DAYS,
+          },
+        }
+      : {}),
+    ...(platform === 'meta'
+      ? { meta: { graphVersion: c.SOCIAL_ADS_GRAPH_VERSION ?? metaGraphVersion } }
+      : {}),
   }
+}
+
+/**
+ * The documented endpoints of a platform with an adapter, so its type needs only the client id
+ * and secret; every one can still be set (a local server in tests).
+ */
+function platformDefaults(
+  platform: AdsPlatformChoice,
+  graphVersion: string | undefined,
+): Record<string, string> {
+  if (platform === 'google') {
+    return {
+      AUTHORIZE_URL: googleOAuth.authorizeUrl,
+      TOKEN_URL: googleOAuth.tokenUrl,
+      API_URL: googleDataManagerApiUrl,
+      SCOPES: googleOAuth.scope,
+    }
+  }
+  if (platform === 'meta') {
+    const version = graphVersion ?? metaGraphVersion
+    return {
+      AUTHORIZE_URL: `${metaDialogUrl}/${version}/dialog/oauth`,
+      TOKEN_URL: `${metaGraphUrl}/${version}/oauth/access_token`,
+      API_URL: metaGraphUrl,
+      SCOPES: metaScopes.join(' '),
+    }
+  }
+  return {}
 }
 
 /** PLANS_FILE's plans; a bad file is a ConfigError like any bad variable. */

@@ -19,6 +19,8 @@ import {
 import { createFileMailer, createSmtpMailer, type Mailer } from '@visitor-id/core/email'
 import {
   type AdsPlatform,
+  createGoogleAdsPlatform,
+  createMetaAdsPlatform,
   createNeutralAdsPlatform,
   type FlowDeps,
   type IntegrationType,
@@ -98,6 +100,19 @@ export function createMailer(config: Config): Mailer {
 const adsPlatformFactories: Record<AdsPlatformChoice, (provider: IntegrationProviderConfig) => AdsPlatform> =
   {
     neutral: (provider) => createNeutralAdsPlatform(provider.apiUrl),
+    google: (provider) =>
+      createGoogleAdsPlatform({
+        apiUrl: provider.apiUrl,
+        consent: provider.google?.consent ?? {},
+        ...(provider.google?.membershipDays ? { membershipDays: provider.google.membershipDays } : {}),
+      }),
+    meta: (provider) =>
+      createMetaAdsPlatform({
+        appId: provider.clientId,
+        appSecret: provider.clientSecret ?? '',
+        graphUrl: provider.apiUrl,
+        version: provider.meta?.graphVersion,
+      }),
   }
 
 /** The AdsPlatform adapter of each configured integration type (SEARCH_ADS_PLATFORM, SOCIAL_ADS_PLATFORM). */

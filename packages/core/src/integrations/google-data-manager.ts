@@ -14,20 +14,13 @@ import { type AdsPlatform, AdsPlatformError, type AudienceTarget, type BatchOutc
 import { googleAdsCustomerId, googleEmailHash, isGoogleAdsCustomerId } from './google-ads-identifiers.js'
 import { type GoogleHttp, googleCall } from './google-data-manager-http.js'
 import { readRequestStatus } from './google-request-status.js'
+import { googleDataManagerApiUrl } from './platform-endpoints.js'
 
 export { googleEmailHash, isGoogleAdsCustomerId, normalizeGoogleEmail } from './google-ads-identifiers.js'
-
-/** Google's OAuth 2.0 endpoints and the Data Manager API's scope. */
-export const googleOAuth = {
-  authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
-  tokenUrl: 'https://oauth2.googleapis.com/token',
-  scope: 'https://www.googleapis.com/auth/datamanager',
-} as const
+export { googleDataManagerApiUrl, googleOAuth } from './platform-endpoints.js'
 
 /** A refresh token only comes with `access_type=offline`, and again on a reconnect only with `prompt=consent`. */
 export const googleAuthorizationParams = { access_type: 'offline', prompt: 'consent' } as const
-
-export const googleDataManagerApiUrl = 'https://datamanager.googleapis.com/v1'
 
 /** The API's `ConsentStatus` values a setting may take (unset: Google applies the account's defaults). */
 export type GoogleConsentStatus = 'CONSENT_GRANTED' | 'CONSENT_DENIED'

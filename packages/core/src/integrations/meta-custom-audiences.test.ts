@@ -54,6 +54,7 @@ describe('Meta login: the OAuth constants, the code exchange and the long-lived 
     const endpoints = metaOAuthEndpoints({ graphUrl: meta.url, dialogUrl: meta.url })
     const provider: IntegrationProviderConfig = {
       name: 'Meta',
+      platform: 'meta',
       clientId: meta.appId,
       clientSecret: meta.appSecret,
       apiUrl: meta.url,

@@ -29,17 +29,10 @@ import {
 } from './ads-platform.js'
 import { type GraphContext, graphRequest } from './meta-graph.js'
 import type { TokenSet } from './oauth.js'
+import { metaDialogUrl, metaGraphUrl, metaGraphVersion, metaScopes } from './platform-endpoints.js'
 
-/**
- * The Graph API version every request names, unless configured: the one the official SDK pins in
- * its 26.0.0 release (`FacebookAdsApi.VERSION`). Meta keeps a version for at least two years after the next one is out; a
- * change of it is one setting (`version`) and a run of these tests.
- */
-export const metaGraphVersion = 'v26.0'
-export const metaGraphUrl = 'https://graph.facebook.com'
-export const metaDialogUrl = 'https://www.facebook.com'
-/** The one permission the integration asks for: it reads the ad accounts and manages their audiences. */
-export const metaScopes: readonly string[] = ['ads_management']
+export { metaDialogUrl, metaGraphUrl, metaGraphVersion, metaScopes } from './platform-endpoints.js'
+
 /** Meta takes at most 10,000 records in one request to `/{audience_id}/users`. */
 export const metaMaxBatch = 10_000
 /** How long before a long-lived token expires the integration asks to be reconnected. */

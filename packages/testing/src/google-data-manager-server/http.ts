@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { audienceMembers } from './audience-members.js'
 import { GoogleServerError, invalidArgument, notFound, unauthenticated } from './errors.js'
 import { retrieveRequestStatus } from './request-status.js'
-import type { GoogleState } from './state.js'
+import type { GoogleServerRequest, GoogleState } from './state.js'
 import { createUserList } from './user-lists.js'
 
 export async function listenGoogleServer(state: GoogleState): Promise<Server> {
@@ -49,22 +49,27 @@ async function handle(state: GoogleState, request: IncomingMessage, response: Se
   } catch {
     malformed = true
   }
-  state.requests.push({
+  const recorded: GoogleServerRequest = {
     method,
     path: url.pathname,
     query: Object.fromEntries(url.searchParams),
     authorization: request.headers.authorization,
     contentType: request.headers['content-type'],
     body,
-  })
+    status: 0,
+  }
+  state.requests.push(recorded)
   try {
     authenticate(state, request.headers.authorization)
     const failure = state.failures.shift()
     if (failure) throw failure
     if (malformed) throw invalidArgument('', 'INVALID_ARGUMENT', 'Invalid JSON payload received.')
-    reply(response, 200, route(state, method, url, body))
+    const answer = route(state, method, url, body)
+    recorded.status = 200
+    reply(response, 200, answer)
   } catch (error) {
     if (!(error instanceof GoogleServerError)) throw error
+    recorded.status = error.httpStatus
     reply(response, error.httpStatus, error.body, error.headers)
   }
 }

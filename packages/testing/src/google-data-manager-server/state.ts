@@ -14,6 +14,8 @@ export interface GoogleServerRequest {
   contentType: string | undefined
   /** The parsed JSON body; undefined without one. */
   body: unknown
+  /** The HTTP status it was answered with. */
+  status: number
 }
 
 export interface UserListState {

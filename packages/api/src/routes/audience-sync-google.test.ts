@@ -1,0 +1,220 @@
+// searchAds on Google's Data Manager API, end to end on a real server: SEARCH_ADS_PLATFORM=google
+// picks the adapter (the composition root), the installation goes through a real OAuth 2.0 server
+// (oauth2-mock-server, standing in for Google's endpoints) with Google's authorization parameters,
+// the organization enters its Google Ads customer id (Google offers no account listing without a
+// developer token), and a list's sync reaches a local Data Manager API, which checks every request
+// against the documented shapes. Asserted on what that server received: the user list, batches,
+// consent, encoding, a rate limit paused and resumed without a member sent twice.
+import { createHash } from 'node:crypto'
+import {
+  type GoogleDataManagerServer,
+  googleFailures,
+  startGoogleDataManagerServer,
+} from '@visitor-id/testing/google-data-manager-server'
+import { type Harness, startHarness } from '@visitor-id/testing/harness'
+import { until } from '@visitor-id/testing/until'
+import { OAuth2Server } from 'oauth2-mock-server'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+let h: Harness
+let oauth: OAuth2Server
+let google: GoogleDataManagerServer
+const customerId = '1234567890'
+
+beforeAll(async () => {
+  oauth = new OAuth2Server()
+  await oauth.issuer.keys.generate('RS256')
+  await oauth.start(0, '127.0.0.1')
+  google = await startGoogleDataManagerServer({ accounts: [customerId] })
+  // Every access token the OAuth server issues is one the Data Manager API takes.
+  oauth.service.on('beforeResponse', (response: { body?: { access_token?: unknown } }) => {
+    if (typeof response.body?.access_token === 'string') google.addToken(response.body.access_token)
+  })
+  const issuer = oauth.issuer.url!
+  h = await startHarness({
+    PUBLIC_URL: 'https://app.visitor-id.test',
+    SEARCH_ADS_PLATFORM: 'google',
+    SEARCH_ADS_CLIENT_ID: 'visitor-id.apps.googleusercontent.com',
+    SEARCH_ADS_CLIENT_SECRET: 'google-client-secret',
+    // Google's endpoints are the defaults; the tests point them at the local servers.
+    SEARCH_ADS_AUTHORIZE_URL: `${issuer}/authorize`,
+    SEARCH_ADS_TOKEN_URL: `${issuer}/token`,
+    SEARCH_ADS_API_URL: google.apiUrl,
+    SEARCH_ADS_CONSENT_AD_USER_DATA: 'CONSENT_GRANTED',
+    SEARCH_ADS_CONSENT_AD_PERSONALIZATION: 'CONSENT_DENIED',
+    AUDIENCE_BATCH_SIZE: '3',
+  })
+})
+
+afterAll(async () => {
+  await h?.stop()
+  await oauth?.stop()
+  await google?.close()
+})
+
+const api = (method: 'GET' | 'POST', url: string, payload?: object) =>
+  h.request({ method, url: `/api/v1${url}`, ...(payload ? { payload } : {}) })
+const sha = (text: string) => createHash('sha256').update(text).digest('hex')
+
+async function installedOrganization(): Promise<{ organizationId: string; authorization: URL }> {
+  const organizationId = (await api('POST', '/organization', { organizationName: 'Google Co' })).json()
+    .id as string
+  const { url } = (
+    await api(
+      'GET',
+      `/integrations/request-install?integrationType=searchAds&organizationId=${organizationId}`,
+    )
+  ).json()
+  const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location')!)
+  const page = await h.server.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` })
+  expect(page.body).toContain('Connected')
+  return { organizationId, authorization: new URL(url) }
+}
+
+/** `count` contacts of this job title; their hashes (trimmed, lowercased, SHA-256 hex), sorted. */
+async function contacts(title: string, count: number): Promise<string[]> {
+  const at = new Date().toISOString()
+  const rows = Array.from({ length: count }, (_, n) => ({
+    id: `${title}-${n}`,
+    email: `${title}${n}@Example.test`,
+    job_title: title,
+    created_at: at,
+    updated_at: at,
+    version: 1,
+  }))
+  await h.store.insert('contacts', rows)
+  return rows.map((row) => sha(row.email.toLowerCase())).sort()
+}
+
+async function syncedList(organizationId: string, title: string) {
+  const saved = await api('POST', '/lists/save', {
+    organizationId,
+    listName: title,
+    contacts_found: 0,
+    filter: { contact: { job_titles: [title] } },
+  })
+  expect(saved.statusCode, saved.body).toBe(200)
+  const listId = saved.json().id as string
+  const flow = await api('POST', '/integrations/flows', {
+    organizationId,
+    title: `${title} audience`,
+    nodes: {
+      trigger: { type: 'list.refreshed', listId },
+      actions: [{ type: 'audience.sync', listId, integrationType: 'searchAds' }],
+    },
+  })
+  expect(flow.statusCode, flow.body).toBe(200)
+  return { listId, flowId: flow.json().id as string }
+}
+
+async function runNumber(organizationId: string, flowId: string, n: number) {
+  return until(async () => {
+    const runs = (await api('GET', `/integrations/${organizationId}/flows/${flowId}`)).json().runs
+    return runs.length >= n ? runs[0] : undefined
+  }, 20_000)
+}
+
+type IngestBody = {
+  destinations: {
+    operatingAccount: { accountType: string; accountId: string }
+    productDestinationId: string
+  }[]
+  audienceMembers: { userData: { userIdentifiers: { emailAddress: string }[] } }[]
+  consent: { adUserData: string; adPersonalization: string }
+  encoding: string
+}
+const ingests = () =>
+  google.requests
+    .filter((r) => r.path === '/v1/audienceMembers:ingest')
+    .map((r) => ({ status: r.status, body: r.body as IngestBody }))
+const hashesOf = (body: IngestBody) =>
+  body.audienceMembers.map((m) => m.userData.userIdentifiers[0]!.emailAddress)
+
+describe('searchAds on Google Data Manager', () => {
+  it('installs with Google’s authorization parameters, takes an entered customer id and syncs a list to a Customer Match list in batches, with consent', async () => {
+    const { organizationId, authorization } = await installedOrganization()
+    expect(authorization.searchParams.get('access_type')).toBe('offline')
+    expect(authorization.searchParams.get('prompt')).toBe('consent')
+    const integration = (await api('GET', `/integrations/${organizationId}`)).json()[0]
+    expect(integration).toMatchObject({ type: 'searchAds', status: 'connected', accountIdEntry: true })
+    const chosen = await api('POST', '/integrations/account/select', {
+      organizationId,
+      integrationType: 'searchAds',
+      accountId: '123-456-7890',
+    })
+    expect(chosen.statusCode, chosen.body).toBe(200)
+
+    const hashes = await contacts('Marketer', 5)
+    const ids = await syncedList(organizationId, 'Marketer')
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    const run = await runNumber(organizationId, ids.flowId, 1)
+    expect(run.status, JSON.stringify(run)).toBe('success')
+    const { audienceId } = run.actions[0].sync
+    expect(google.userList(customerId, audienceId)).toMatchObject({ displayName: 'Marketer' })
+    expect(google.members(customerId, audienceId)).toEqual(hashes)
+    const calls = ingests()
+    expect(calls.map((c) => [c.status, c.body.audienceMembers.length])).toEqual([
+      [200, 3],
+      [200, 2],
+    ])
+    for (const { body } of calls) {
+      expect(body.consent).toEqual({ adUserData: 'CONSENT_GRANTED', adPersonalization: 'CONSENT_DENIED' })
+      expect(body.encoding).toBe('HEX')
+      expect(body.destinations[0]).toMatchObject({
+        operatingAccount: { accountType: 'GOOGLE_ADS', accountId: customerId },
+        productDestinationId: audienceId,
+      })
+    }
+  }, 60_000)
+
+  it('a rate limit from Google pauses the sync; a job resumes it after Retry-After without a member sent twice', async () => {
+    const { organizationId } = await installedOrganization()
+    const select = await api('POST', '/integrations/account/select', {
+      organizationId,
+      integrationType: 'searchAds',
+      accountId: customerId,
+    })
+    expect(select.statusCode, select.body).toBe(200)
+    // A first sync makes the user list; the second meets the rate limit on its first member batch.
+    const early = await contacts('Throttled', 1)
+    const ids = await syncedList(organizationId, 'Throttled')
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    const first = await runNumber(organizationId, ids.flowId, 1)
+    expect(first.status, JSON.stringify(first)).toBe('success')
+    const { audienceId } = first.actions[0].sync
+    const late = await contacts('Throttled', 0)
+    const at = new Date().toISOString()
+    const more = Array.from({ length: 6 }, (_, n) => ({
+      id: `Throttled-more-${n}`,
+      email: `throttled-more${n}@example.test`,
+      job_title: 'Throttled',
+      created_at: at,
+      updated_at: at,
+      version: 1,
+    }))
+    await h.store.insert('contacts', more)
+    const hashes = [...early, ...late, ...more.map((row) => sha(row.email))].sort()
+    const before = ingests().length
+    // The run reads the first sync's request status back first, then sends: both meet the limit
+    // (a status read that fails is read again later; the member batch pauses the sync).
+    google.failNext(
+      googleFailures.rateLimited({ retryAfterSeconds: 1 }),
+      googleFailures.rateLimited({ retryAfterSeconds: 1 }),
+    )
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    const paused = await runNumber(organizationId, ids.flowId, 2)
+    expect(paused.status, JSON.stringify(paused)).toBe('failed')
+    expect(paused.actions[0].sync).toMatchObject({ status: 'paused' })
+    const resumed = await runNumber(organizationId, ids.flowId, 3)
+    expect(resumed, JSON.stringify(resumed)).toMatchObject({ status: 'success', eventId: paused.eventId })
+    const calls = ingests().slice(before)
+    expect(calls.map((c) => [c.status, c.body.audienceMembers.length])).toEqual([
+      [429, 3],
+      [200, 3],
+      [200, 3],
+    ])
+    const sent = calls.filter((c) => c.status === 200).flatMap((c) => hashesOf(c.body))
+    expect(new Set(sent).size).toBe(sent.length)
+    expect(google.members(customerId, audienceId)).toEqual(hashes)
+  }, 60_000)
+})
