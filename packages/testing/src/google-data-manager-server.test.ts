@@ -153,7 +153,7 @@ describe('the local Data Manager API: audience members', () => {
     expect(google.members(account, list)).not.toContain(hex(77))
   })
 
-  it('answers 404 to a path it does not serve, and records every request', async () => {
+  it('answers 404 to a path it does not serve, and records every request with the status it answered', async () => {
     const before = google.requests.length
     expect((await call('/audienceMembers:removeAll', {})).status).toBe(404)
     expect(google.requests.slice(before)).toEqual([
@@ -164,6 +164,7 @@ describe('the local Data Manager API: audience members', () => {
         authorization: `Bearer ${google.token}`,
         contentType: 'application/json',
         body: {},
+        status: 404,
       },
     ])
   })
