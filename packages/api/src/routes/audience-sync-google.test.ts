@@ -5,14 +5,14 @@
 // developer token), and a list's sync reaches a local Data Manager API, which checks every request
 // against the documented shapes. Asserted on what that server received: the user list, batches,
 // consent, encoding, a rate limit paused and resumed without a member sent twice.
-import { createHash } from 'node:crypto'
+
+import { audienceSyncFixtures, sha256Hex } from '@visitor-id/testing/audience-sync-fixtures'
 import {
   type GoogleDataManagerServer,
   googleFailures,
   startGoogleDataManagerServer,
 } from '@visitor-id/testing/google-data-manager-server'
 import { type Harness, startHarness } from '@visitor-id/testing/harness'
-import { until } from '@visitor-id/testing/until'
 import { OAuth2Server } from 'oauth2-mock-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -52,66 +52,11 @@ afterAll(async () => {
   await google?.close()
 })
 
-const api = (method: 'GET' | 'POST', url: string, payload?: object) =>
-  h.request({ method, url: `/api/v1${url}`, ...(payload ? { payload } : {}) })
-const sha = (text: string) => createHash('sha256').update(text).digest('hex')
+const { api, installed, contacts, syncedList, runNumber } = audienceSyncFixtures(() => h)
 
 async function installedOrganization(): Promise<{ organizationId: string; authorization: URL }> {
-  const organizationId = (await api('POST', '/organization', { organizationName: 'Google Co' })).json()
-    .id as string
-  const { url } = (
-    await api(
-      'GET',
-      `/integrations/request-install?integrationType=searchAds&organizationId=${organizationId}`,
-    )
-  ).json()
-  const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location')!)
-  const page = await h.server.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` })
-  expect(page.body).toContain('Connected')
-  return { organizationId, authorization: new URL(url) }
-}
-
-/** `count` contacts of this job title; their hashes (trimmed, lowercased, SHA-256 hex), sorted. */
-async function contacts(title: string, count: number): Promise<string[]> {
-  const at = new Date().toISOString()
-  const rows = Array.from({ length: count }, (_, n) => ({
-    id: `${title}-${n}`,
-    email: `${title}${n}@Example.test`,
-    job_title: title,
-    created_at: at,
-    updated_at: at,
-    version: 1,
-  }))
-  await h.store.insert('contacts', rows)
-  return rows.map((row) => sha(row.email.toLowerCase())).sort()
-}
-
-async function syncedList(organizationId: string, title: string) {
-  const saved = await api('POST', '/lists/save', {
-    organizationId,
-    listName: title,
-    contacts_found: 0,
-    filter: { contact: { job_titles: [title] } },
-  })
-  expect(saved.statusCode, saved.body).toBe(200)
-  const listId = saved.json().id as string
-  const flow = await api('POST', '/integrations/flows', {
-    organizationId,
-    title: `${title} audience`,
-    nodes: {
-      trigger: { type: 'list.refreshed', listId },
-      actions: [{ type: 'audience.sync', listId, integrationType: 'searchAds' }],
-    },
-  })
-  expect(flow.statusCode, flow.body).toBe(200)
-  return { listId, flowId: flow.json().id as string }
-}
-
-async function runNumber(organizationId: string, flowId: string, n: number) {
-  return until(async () => {
-    const runs = (await api('GET', `/integrations/${organizationId}/flows/${flowId}`)).json().runs
-    return runs.length >= n ? runs[0] : undefined
-  }, 20_000)
+  const { organizationId, url } = await installed('searchAds', 'Google Co')
+  return { organizationId, authorization: url }
 }
 
 type IngestBody = {
@@ -145,7 +90,7 @@ describe('searchAds on Google Data Manager', () => {
     expect(chosen.statusCode, chosen.body).toBe(200)
 
     const hashes = await contacts('Marketer', 5)
-    const ids = await syncedList(organizationId, 'Marketer')
+    const ids = await syncedList(organizationId, 'Marketer', 'searchAds')
     expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
     const run = await runNumber(organizationId, ids.flowId, 1)
     expect(run.status, JSON.stringify(run)).toBe('success')
@@ -177,7 +122,7 @@ describe('searchAds on Google Data Manager', () => {
     expect(select.statusCode, select.body).toBe(200)
     // A first sync makes the user list; the second meets the rate limit on its first member batch.
     const early = await contacts('Throttled', 1)
-    const ids = await syncedList(organizationId, 'Throttled')
+    const ids = await syncedList(organizationId, 'Throttled', 'searchAds')
     expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
     const first = await runNumber(organizationId, ids.flowId, 1)
     expect(first.status, JSON.stringify(first)).toBe('success')
@@ -193,7 +138,7 @@ describe('searchAds on Google Data Manager', () => {
       version: 1,
     }))
     await h.store.insert('contacts', more)
-    const hashes = [...early, ...late, ...more.map((row) => sha(row.email))].sort()
+    const hashes = [...early, ...late, ...more.map((row) => sha256Hex(row.email))].sort()
     const before = ingests().length
     // The run reads the first sync's request status back first, then sends: both meet the limit
     // (a status read that fails is read again later; the member batch pauses the sync).

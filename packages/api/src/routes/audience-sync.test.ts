@@ -4,16 +4,10 @@
 // tests' own (a platform that lists no accounts, takes 2 members a request, and reports each
 // request's processing later). What the local API received is asserted: batch sizes, no batch
 // sent twice across a rate limit or a stopped sync, removals, and reconnection after a refused grant.
-import { createHash } from 'node:crypto'
-import {
-  type AdsPlatform,
-  AdsPlatformError,
-  type BatchPosition,
-  type IntegrationType,
-} from '@visitor-id/core/integrations'
+import { type AdsPlatform, AdsPlatformError, type BatchPosition } from '@visitor-id/core/integrations'
+import { audienceSyncFixtures, sha256Hex } from '@visitor-id/testing/audience-sync-fixtures'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { type NeutralAdsServer, startNeutralAdsServer } from '@visitor-id/testing/neutral-ads-server'
-import { until } from '@visitor-id/testing/until'
 import { OAuth2Server } from 'oauth2-mock-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -54,75 +48,10 @@ afterAll(async () => {
   await ads?.close()
 })
 
-const api = (method: 'GET' | 'POST', url: string, payload?: object) =>
-  h.request({ method, url: `/api/v1${url}`, ...(payload ? { payload } : {}) })
-const sha = (text: string) => createHash('sha256').update(text).digest('hex')
-
-/** Installs the type for a new organization (the user authorizes on the OAuth server); its id. */
-async function installed(type: IntegrationType, name: string) {
-  const organizationId = (await api('POST', '/organization', { organizationName: name })).json().id as string
-  const { url } = (
-    await api('GET', `/integrations/request-install?integrationType=${type}&organizationId=${organizationId}`)
-  ).json()
-  const answer = await fetch(url, { redirect: 'manual' })
-  const back = new URL(answer.headers.get('location')!)
-  const page = await h.server.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` })
-  expect(page.body).toContain('Connected')
-  return { organizationId, url: new URL(url), page: page.body }
-}
-
-const select = (organizationId: string, integrationType: IntegrationType, accountId: string) =>
-  api('POST', '/integrations/account/select', { organizationId, integrationType, accountId })
-
-/** `count` contacts of this job title (emails `<title><n>@sync.test`); their hashes, sorted. */
-async function contacts(title: string, count: number): Promise<string[]> {
-  const at = new Date().toISOString()
-  const rows = Array.from({ length: count }, (_, n) => ({
-    id: `${title}-${n}`,
-    email: `${title}${n}@Sync.test`,
-    job_title: title,
-    created_at: at,
-    updated_at: at,
-    version: 1,
-  }))
-  await h.store.insert('contacts', rows)
-  return rows.map((row) => sha(row.email.toLowerCase())).sort()
-}
-
-/** A list of the contacts with this job title, and a flow syncing it on each refresh. */
-async function syncedList(organizationId: string, title: string, integrationType: IntegrationType) {
-  const saved = await api('POST', '/lists/save', {
-    organizationId,
-    listName: title,
-    contacts_found: 0,
-    filter: { contact: { job_titles: [title] } },
-  })
-  expect(saved.statusCode, saved.body).toBe(200)
-  const listId = saved.json().id as string
-  const flow = await api('POST', '/integrations/flows', {
-    organizationId,
-    title: `${title} audience`,
-    nodes: {
-      trigger: { type: 'list.refreshed', listId },
-      actions: [{ type: 'audience.sync', listId, integrationType }],
-    },
-  })
-  expect(flow.statusCode, flow.body).toBe(200)
-  return { listId, flowId: flow.json().id as string }
-}
-
-/** Refreshes the list and waits for the flow's run number `n` (1 for the first) to be logged. */
-async function refreshedRun(organizationId: string, ids: { listId: string; flowId: string }, n: number) {
-  expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
-  return runNumber(organizationId, ids.flowId, n)
-}
-
-async function runNumber(organizationId: string, flowId: string, n: number) {
-  return until(async () => {
-    const runs = (await api('GET', `/integrations/${organizationId}/flows/${flowId}`)).json().runs
-    return runs.length >= n ? runs[0] : undefined
-  }, 20_000)
-}
+const { api, installed, select, contacts, syncedList, runNumber, refreshedRun } = audienceSyncFixtures(
+  () => h,
+)
+const sha = sha256Hex
 
 /** The member calls the local API received for an audience, in order: their status and size. */
 const memberCalls = (audienceId: string, kind = '/members') =>
