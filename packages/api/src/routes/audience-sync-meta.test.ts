@@ -1,0 +1,114 @@
+// socialAds on Meta's Custom Audiences, end to end on a real server: SOCIAL_ADS_PLATFORM=meta picks
+// the Graph API adapter (the composition root), the installation goes through a local Graph API
+// that plays Facebook Login (the dialog, the code exchange, the long-lived token trade), the ad
+// accounts are listed from it, and a list's sync reaches its Custom Audiences endpoints. Asserted
+// on what that server received: the long-lived token used, the audience, the members in one
+// upload session, `appsecret_proof`, and a throttled upload resumed without a member sent twice.
+import { metaOAuthEndpoints } from '@visitor-id/core/integrations'
+import { audienceSyncFixtures } from '@visitor-id/testing/audience-sync-fixtures'
+import { type Harness, startHarness } from '@visitor-id/testing/harness'
+import { type MetaGraphServer, startMetaGraphServer } from '@visitor-id/testing/meta-graph-server'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+let h: Harness
+let meta: MetaGraphServer
+
+beforeAll(async () => {
+  meta = await startMetaGraphServer()
+  const endpoints = metaOAuthEndpoints({ graphUrl: meta.url, dialogUrl: meta.url })
+  h = await startHarness({
+    PUBLIC_URL: 'https://app.visitor-id.test',
+    SOCIAL_ADS_PLATFORM: 'meta',
+    SOCIAL_ADS_CLIENT_ID: meta.appId,
+    SOCIAL_ADS_CLIENT_SECRET: meta.appSecret,
+    // Meta's endpoints are the defaults; the tests point them at the local server.
+    SOCIAL_ADS_AUTHORIZE_URL: endpoints.authorizeUrl,
+    SOCIAL_ADS_TOKEN_URL: endpoints.tokenUrl,
+    SOCIAL_ADS_API_URL: meta.url,
+    AUDIENCE_BATCH_SIZE: '3',
+  })
+})
+
+afterAll(async () => {
+  await h?.stop()
+  await meta?.close()
+})
+
+const { api, installed, select, contacts, syncedList, refreshedRun, runNumber } = audienceSyncFixtures(
+  () => h,
+)
+
+/** The member uploads the Graph API received for an audience: the hashes of each. */
+const uploads = (audienceId: string) =>
+  meta.requests
+    .filter((r) => r.method === 'POST' && r.path.endsWith(`/${audienceId}/users`))
+    .map((r) => JSON.parse(r.params.payload!) as { schema: string; data: string[] })
+
+describe('socialAds on Meta Custom Audiences', () => {
+  it('installs through Facebook Login, keeps the long-lived token, lists the ad accounts and syncs a list in one upload session', async () => {
+    const { organizationId, url } = await installed('socialAds', 'Meta Co')
+    expect(url.pathname).toMatch(/\/v\d+\.\d+\/dialog\/oauth$/)
+    expect(url.searchParams.get('scope')).toBe('ads_management')
+    const trade = meta.requests.find((r) => r.params.grant_type === 'fb_exchange_token')
+    expect(trade, 'the short-lived token is traded for a long-lived one').toBeDefined()
+    const integration = (await api('GET', `/integrations/${organizationId}`)).json()[1]
+    expect(integration).toMatchObject({ type: 'socialAds', status: 'connected' })
+    expect(integration.adsAccounts.map((a: { id: string }) => a.id)).toEqual([
+      'act_1000000001',
+      'act_1000000002',
+    ])
+    const chosen = await select(organizationId, 'socialAds', 'act_1000000002')
+    expect(chosen.statusCode, chosen.body).toBe(200)
+
+    const hashes = await contacts('Social', 5)
+    const ids = await syncedList(organizationId, 'Social', 'socialAds')
+    const run = await refreshedRun(organizationId, ids, 1)
+    expect(run.status, JSON.stringify(run)).toBe('success')
+    const { audienceId } = run.actions[0].sync
+    expect(meta.audience(audienceId)).toBeDefined()
+    expect(meta.members(audienceId)).toEqual(hashes)
+    expect(uploads(audienceId).map((u) => [u.schema, u.data.length])).toEqual([
+      ['EMAIL_SHA256', 3],
+      ['EMAIL_SHA256', 2],
+    ])
+    expect(run.actions[0].sync).toMatchObject({ sent: 5, received: 5, invalid: 0 })
+    const sessions = meta.requests
+      .filter((r) => r.method === 'POST' && r.path.endsWith(`/${audienceId}/users`))
+      .map(
+        (r) =>
+          JSON.parse(r.params.session!) as {
+            session_id: number
+            batch_seq: number
+            last_batch_flag: boolean
+          },
+      )
+    expect(sessions.map((x) => [x.batch_seq, x.last_batch_flag])).toEqual([
+      [1, false],
+      [2, true],
+    ])
+    expect(sessions[1]!.session_id).toBe(sessions[0]!.session_id)
+    // Every call after the login carries the app secret proof.
+    for (const request of meta.requests.filter((r) => r.path.endsWith('/users'))) {
+      expect(request.params.appsecret_proof).toMatch(/^[0-9a-f]{64}$/)
+    }
+  }, 60_000)
+
+  it('a throttled upload (code 17) pauses the sync; a job resumes it without a member sent twice', async () => {
+    const { organizationId } = await installed('socialAds', 'Throttled Social')
+    expect((await select(organizationId, 'socialAds', 'act_1000000001')).statusCode).toBe(200)
+    const hashes = await contacts('Throttled social', 7)
+    const ids = await syncedList(organizationId, 'Throttled social', 'socialAds')
+    meta.failNext(1, { code: 17, path: /\/users$/, headers: { 'retry-after': '1' } })
+    const paused = await refreshedRun(organizationId, ids, 1)
+    expect(paused.status, JSON.stringify(paused)).toBe('failed')
+    const { audienceId } = paused.actions[0].sync
+    expect(paused.actions[0].sync).toMatchObject({ status: 'paused' })
+    const resumed = await runNumber(organizationId, ids.flowId, 2)
+    expect(resumed, JSON.stringify(resumed)).toMatchObject({ status: 'success', eventId: paused.eventId })
+    const sent = uploads(audienceId).flatMap((u) => u.data)
+    expect(meta.members(audienceId)).toEqual(hashes)
+    // Only the refused batch went twice: every other member was sent once.
+    expect(sent.length).toBe(hashes.length + 3)
+    expect(new Set(sent).size).toBe(hashes.length)
+  }, 60_000)
+})
