@@ -31,6 +31,14 @@ describe('HTTP error bodies', () => {
     expect(response.json()).toEqual(errorShape(404, 'route_not_found'))
     const api = await server.app.inject({ method: 'DELETE', url: '/api/v1/nothing-here' })
     expect(api.json()).toEqual(errorShape(404, 'route_not_found'))
+    // The body is parsed before the not-found handler: a body the parser refuses does not hide the path.
+    const emptyJson = await server.app.inject({
+      method: 'POST',
+      url: '/api/v1/partner/webhooks/logs/./redeliver',
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    })
+    expect(emptyJson.json()).toEqual(errorShape(404, 'route_not_found'))
   })
 
   it('a path served with other methods: 405 with Allow, for the API, ingest and operations alike', async () => {

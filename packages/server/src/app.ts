@@ -24,7 +24,12 @@ import {
   trackingEndpointDocs,
   trackingTag,
 } from '@visitor-id/ingest'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify'
 import { z } from 'zod'
 import type { ProcessServices } from './adapters.js'
 import { billingPageDocs, billingPagesPlugin } from './billing-pages.js'
@@ -332,14 +337,9 @@ function createFastify(deps: AppDependencies): FastifyInstance {
 
 /** Every error in the one error body; an unknown path 404, a known path with another method 405. */
 function registerErrorHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((error, request, reply) => {
-    const body = toErrorBody(error)
-    if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed')
-    return reply.code(body.statusCode).send(body)
-  })
   const methods = createMethodIndex()
   app.addHook('onRoute', (route) => methods.add(route.url, [route.method].flat()))
-  app.setNotFoundHandler((request, reply) => {
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0]!
     const shown = path.slice(0, 200)
     const allowed = methods.allowed(path)
@@ -354,7 +354,16 @@ function registerErrorHandlers(app: FastifyInstance): void {
     }
     const body = toErrorBody(appError('route_not_found', `Route ${request.method} ${shown} not found`))
     return reply.code(body.statusCode).send(body)
+  }
+  app.setErrorHandler((error, request, reply) => {
+    // The body is parsed before the not-found handler runs: at a path nothing serves, a body the
+    // parser refuses (an empty JSON body, say) must still answer what the path is, 404 or 405.
+    if (request.is404) return notFound(request, reply)
+    const body = toErrorBody(error)
+    if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    return reply.code(body.statusCode).send(body)
   })
+  app.setNotFoundHandler(notFound)
 }
 
 /** Liveness, readiness and the TLS `ask` endpoint: served by every role. */
