@@ -21,13 +21,14 @@ import {
   unauthenticated,
   unavailable,
 } from './google-data-manager-server/errors.js'
-import { closeGoogleServer, listenGoogleServer } from './google-data-manager-server/http.js'
+import { listenGoogleServer } from './google-data-manager-server/http.js'
 import { statusesOf } from './google-data-manager-server/request-status.js'
 import {
   createGoogleState,
   type GoogleState,
   type RequestStatusName,
 } from './google-data-manager-server/state.js'
+import { closeLocal } from './local-http.js'
 
 export { GoogleServerError } from './google-data-manager-server/errors.js'
 export type { GoogleServerRequest } from './google-data-manager-server/state.js'
@@ -80,7 +81,7 @@ export async function startGoogleDataManagerServer(options: GoogleDataManagerSer
     maxAudienceMembers,
     requests: state.requests,
     ...googleSide(state),
-    close: () => closeGoogleServer(server),
+    close: () => closeLocal(server),
   }
 }
 

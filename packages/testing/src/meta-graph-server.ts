@@ -15,7 +15,8 @@
 // routes, one module per concern (login and tokens, ad accounts, audience members).
 import type { AddressInfo } from 'node:net'
 import { metaGraphVersion } from '@visitor-id/core/integrations'
-import { closeMetaGraphServer, listenMetaGraphServer } from './meta-graph-server/http.js'
+import { closeLocal } from './local-http.js'
+import { listenMetaGraphServer } from './meta-graph-server/http.js'
 import {
   type AdAccountRecord,
   createMetaGraphState,
@@ -72,7 +73,7 @@ export async function startMetaGraphServer(options: MetaGraphServerOptions = {})
     version: state.version,
     requests: state.requests,
     ...metaSide(state),
-    close: () => closeMetaGraphServer(server),
+    close: () => closeLocal(server),
   }
 }
 

@@ -7,7 +7,7 @@
 // part of the contract: the tests' own AdsPlatform adapter uses it).
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { closeLocal, listenLocal } from './local-http.js'
 
 export interface NeutralAdsRequest {
   method: string
@@ -133,8 +133,7 @@ export async function startNeutralAdsServer(options: NeutralAdsOptions = {}) {
       response.end(JSON.stringify(answer.body))
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  const port = await listenLocal(server)
   return {
     /** The contract's `{api}`. */
     url: `http://127.0.0.1:${port}/ads`,
@@ -148,10 +147,7 @@ export async function startNeutralAdsServer(options: NeutralAdsOptions = {}) {
     refuseTokens(refuse: boolean) {
       refuseTokens = refuse
     },
-    close: async () => {
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-    },
+    close: () => closeLocal(server),
   }
 }
 

@@ -10,9 +10,10 @@
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type Stripe from 'stripe'
+import { closeLocal } from './local-http.js'
 import { type CompleteCheckoutOptions, completeCheckout } from './stripe-server/checkout-sessions.js'
 import { deleteCustomer } from './stripe-server/customers.js'
-import { closeStripeServer, listenStripeServer } from './stripe-server/http.js'
+import { listenStripeServer } from './stripe-server/http.js'
 import { failedInvoice, type InvoiceOptions, paidInvoice } from './stripe-server/invoices.js'
 import { createStripeState, type StripeState } from './stripe-server/state.js'
 import { endSubscription, setSubscriptionStatus } from './stripe-server/subscriptions.js'
@@ -50,7 +51,7 @@ export async function startStripeServer(options: StripeServerOptions = {}) {
     secretKey,
     requests: state.requests,
     ...stripeSide(state),
-    close: () => closeStripeServer(server),
+    close: () => closeLocal(server),
   }
 }
 

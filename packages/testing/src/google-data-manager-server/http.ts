@@ -2,6 +2,7 @@
 // for an expired, revoked or unknown one, as Google answers), injected failures answered next, then
 // the documented routes; anything else is a 404. Answers and errors are Google's JSON.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { listenLocal } from '../local-http.js'
 import { audienceMembers } from './audience-members.js'
 import { GoogleServerError, invalidArgument, notFound, unauthenticated } from './errors.js'
 import { retrieveRequestStatus } from './request-status.js'
@@ -14,18 +15,8 @@ export async function listenGoogleServer(state: GoogleState): Promise<Server> {
       reply(response, 500, { error: { code: 500, message: String(error), status: 'INTERNAL' } })
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve())
-  })
+  await listenLocal(server)
   return server
-}
-
-export function closeGoogleServer(server: Server): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.close((error) => (error ? reject(error) : resolve()))
-    server.closeAllConnections()
-  })
 }
 
 function reply(

@@ -3,6 +3,7 @@
 // pinned version required in the path, the injected failures and delays served first, then the
 // route; answers and errors in Graph's JSON with its `facebook-api-version` and `x-fb-trace-id`.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { listenLocal } from '../local-http.js'
 import { createCustomAudience, listAdAccounts } from './ad-accounts.js'
 import { GraphError, injectedError, unknownPath, unsupported } from './errors.js'
 import { accessToken, authenticate, dialog } from './oauth.js'
@@ -21,18 +22,8 @@ export async function listenMetaGraphServer(state: MetaGraphState): Promise<Serv
       )
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve())
-  })
+  await listenLocal(server)
   return server
-}
-
-export function closeMetaGraphServer(server: Server): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.close((error) => (error ? reject(error) : resolve()))
-    server.closeAllConnections()
-  })
 }
 
 async function handle(state: MetaGraphState, request: IncomingMessage, response: ServerResponse) {

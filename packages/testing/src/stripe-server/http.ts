@@ -1,6 +1,7 @@
 // The HTTP side of the fake: requests recorded and read as Stripe reads them, the secret key
 // checked, POSTs replayed by `Idempotency-Key`, answers and errors in Stripe's JSON.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { listenLocal } from '../local-http.js'
 import { StripeServerError } from './errors.js'
 import { parseStripeForm } from './form.js'
 import { route } from './router.js'
@@ -17,19 +18,8 @@ export async function listenStripeServer(state: StripeState, secretKey: string):
       response.end(JSON.stringify({ error: { type: 'api_error', message: String(error) } }))
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve())
-  })
+  await listenLocal(server)
   return server
-}
-
-export function closeStripeServer(server: Server): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.close((error) => (error ? reject(error) : resolve()))
-    // The SDK keeps its connections alive; without this, close waits for them to time out.
-    server.closeAllConnections()
-  })
 }
 
 function createStripeHandler(state: StripeState, secretKey: string) {
