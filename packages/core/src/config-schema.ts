@@ -32,6 +32,9 @@ const optionalUrl = (protocols: string[]) =>
 export const adsPlatformChoices = ['neutral', 'google', 'meta'] as const
 export type AdsPlatformChoice = (typeof adsPlatformChoices)[number]
 
+/** A consent signal Google's Data Manager API takes, by its own enum names; unset: the account's default. */
+const googleConsent = z.enum(['CONSENT_GRANTED', 'CONSENT_DENIED']).optional()
+
 /** A duration: milliseconds, or a number with `ms`, `s`, `m` or `h` (`10m`); at least 1 s. */
 const duration = z.union([z.number(), z.string()]).transform((value, context) => {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(String(value))
@@ -113,8 +116,8 @@ export const configSchema = z.object({
   SEARCH_ADS_SCOPES: optionalString,
   SEARCH_ADS_NAME: optionalString,
   SEARCH_ADS_PLATFORM: z.enum(adsPlatformChoices).default('neutral'),
-  SEARCH_ADS_CONSENT_AD_USER_DATA: z.enum(['CONSENT_GRANTED', 'CONSENT_DENIED']).optional(),
-  SEARCH_ADS_CONSENT_AD_PERSONALIZATION: z.enum(['CONSENT_GRANTED', 'CONSENT_DENIED']).optional(),
+  SEARCH_ADS_CONSENT_AD_USER_DATA: googleConsent,
+  SEARCH_ADS_CONSENT_AD_PERSONALIZATION: googleConsent,
   SEARCH_ADS_MEMBERSHIP_DAYS: z.coerce.number().int().min(1).max(540).optional(),
   SOCIAL_ADS_CLIENT_ID: optionalString,
   SOCIAL_ADS_CLIENT_SECRET: optionalString,
