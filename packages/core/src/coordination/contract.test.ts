@@ -208,6 +208,26 @@ function describeCoordinationContract(name: string, factory: Factory, options: C
         await again!.release()
       })
 
+      it('extends only its own live lease', async () => {
+        const [a, b] = pair()
+        const name = unique('lock')
+        const held = await a.locks.tryAcquire(name, 400)
+        expect(held).toBeDefined()
+        await sleep(250)
+        expect(await held!.extend(10_000)).toBe(true)
+        await sleep(300)
+        // Past the first lease: the renewed one still holds.
+        expect(await b.locks.tryAcquire(name, 10_000)).toBeUndefined()
+        await held!.release()
+        expect(await held!.extend(10_000)).toBe(false)
+        const stale = await a.locks.tryAcquire(unique('lock'), 200)
+        await sleep(350)
+        expect(await stale!.extend(10_000)).toBe(false)
+        const next = await b.locks.tryAcquire(name, 10_000)
+        expect(next).toBeDefined()
+        await next!.release()
+      })
+
       it('acquire waits until the holder releases', async () => {
         const [a, b] = pair()
         const name = unique('lock')

@@ -62,6 +62,12 @@ export function createMemoryLocks(): Locks {
       async release() {
         if (held.get(name)?.value === token) held.delete(name)
       },
+      async extend(nextTtlMs) {
+        assertDuration('ttlMs', nextTtlMs)
+        if (held.get(name)?.value !== token) return false
+        held.set(name, token, nextTtlMs)
+        return true
+      },
     }
   }
   return {

@@ -26,6 +26,11 @@ export interface RateLimiterOptions {
 /** A held lock; `release` is idempotent and only releases the holder's own lock. */
 export interface LockHandle {
   release(): Promise<void>
+  /**
+   * Renews the lease for `ttlMs` from now, for work that outlasts its first lease; false when the
+   * lease already ran out and someone else may hold the lock (the holder should stop).
+   */
+  extend(ttlMs: number): Promise<boolean>
 }
 
 /** Mutual exclusion with a lease, so a crashed holder cannot block others forever. */

@@ -51,10 +51,19 @@ end
 return 0
 `
 
+// Compare-and-renew: only the holder whose token is still there extends its lease.
+const EXTEND_LOCK_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`
+
 /** The scripts above, registered on the command connection (ioredis uses EVALSHA after the first call). */
 interface CoordinationCommands {
   coordinationRateHit(key: string, windowMs: number): Promise<[number, number]>
   coordinationReleaseLock(key: string, token: string): Promise<number>
+  coordinationExtendLock(key: string, token: string, ttlMs: number): Promise<number>
 }
 
 type CommandConnection = Redis & CoordinationCommands
@@ -62,6 +71,7 @@ type CommandConnection = Redis & CoordinationCommands
 function defineCommands(redis: Redis): CommandConnection {
   redis.defineCommand('coordinationRateHit', { numberOfKeys: 1, lua: RATE_HIT_LUA })
   redis.defineCommand('coordinationReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK_LUA })
+  redis.defineCommand('coordinationExtendLock', { numberOfKeys: 1, lua: EXTEND_LOCK_LUA })
   return redis as CommandConnection
 }
 
@@ -101,6 +111,10 @@ export function createRedisLocks(redis: CommandConnection, keyPrefix: string): L
     return {
       async release() {
         await redis.coordinationReleaseLock(key, token)
+      },
+      async extend(nextTtlMs) {
+        assertDuration('ttlMs', nextTtlMs)
+        return (await redis.coordinationExtendLock(key, token, px(nextTtlMs))) === 1
       },
     }
   }

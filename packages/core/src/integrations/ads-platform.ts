@@ -11,6 +11,9 @@ export interface AdsAccount {
   name: string
 }
 
+/** How a platform normalizes emails before hashing (see `AdsPlatform.emailRule`). */
+export type EmailRule = 'standard' | 'google'
+
 /** What the sync does about a failed call. */
 export type AdsFailureKind =
   /** Rate limit or quota: wait (`retryAfterMs` when the platform says), then resume where it stopped. */
@@ -103,10 +106,12 @@ export interface AdsPlatform {
   /** Whether an account id a person typed has the platform's form. */
   isAccountId(id: string): boolean
   /**
-   * SHA-256 hex of an email normalized as this platform asks (Google also drops the dots of a
-   * gmail.com address), for the members the sync sends; when absent, the sync's trim + lowercase.
+   * How the platform normalizes an email before hashing it: `standard` (the default) trims and
+   * lowercases, which is the project's own `email_sha256` (Meta's rule, the neutral API's);
+   * `google` also folds Gmail addresses (dots and `+tags` dropped), so the sync hashes those again
+   * from the contact's email.
    */
-  hashEmail?(email: string): string
+  readonly emailRule?: EmailRule
   /** A new customer-list audience on the account; its id. */
   createAudience(token: string, accountId: string, name: string): Promise<string>
   /** Adds members: SHA-256 hex of normalized emails, at most `maxBatch`. */

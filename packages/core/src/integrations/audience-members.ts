@@ -4,8 +4,15 @@
 // list's snapshot; they are read a page at a time in hash order, so memory stays flat whatever the
 // sizes. A batch is recorded only once the platform acknowledged it, so a sync stopped anywhere
 // and run again sends each member once.
+//
+// The list's hashes are the platform's: its snapshot's `email_sha256` (trimmed, lowercased) for
+// the `standard` rule; for Google's, the members whose email is a Gmail address are hashed again
+// from the contact's email (`googleEmailHashSql`), the others keep the stored hash (the two rules
+// agree on them). A contact known only by a hash keeps it: there is no email to fold.
 import { nextVersion } from '../ids.js'
 import type { Store } from '../store/client.js'
+import type { EmailRule } from './ads-platform.js'
+import { googleEmailHashSql } from './google-ads-identifiers.js'
 
 /** Whose audience, and the list snapshot it should hold. */
 export interface AudienceScope {
@@ -14,6 +21,8 @@ export interface AudienceScope {
   audienceKey: string
   listId: string
   snapshot: string
+  /** How the platform hashes emails. */
+  emailRule: EmailRule
 }
 
 export const audienceKeyOf = (type: string, accountId: string, audienceId: string) =>
@@ -23,16 +32,32 @@ const sent = `SELECT email_sha256 FROM audience_members FINAL
   WHERE organization_id = {organization:UUID} AND audience_key = {audience:String}
     AND email_sha256 > {after:String} AND is_deleted = 0`
 
-const listed = `SELECT email_sha256 FROM list_members
-  WHERE list_id = {list:String} AND snapshot = {snapshot:String} AND email_sha256 > {after:String}`
+const snapshotMembers = `list_id = {list:String} AND snapshot = {snapshot:String}`
+
+/** The contact's email the snapshot's hash came from (contact_facets: the email, else the personal one). */
+const hashedEmail = `multiIf(email != '', email, email_sha256 != '', '', personal_email)`
+
+/** The list snapshot's hashes as the platform takes them, as `hash`. */
+function listHashes(rule: EmailRule): string {
+  if (rule === 'standard') {
+    return `SELECT email_sha256 AS hash FROM list_members WHERE ${snapshotMembers} AND email_sha256 != ''`
+  }
+  return `SELECT if(folded.hash != '', folded.hash, members.email_sha256) AS hash
+    FROM (SELECT email_sha256, contact_id FROM list_members WHERE ${snapshotMembers}) AS members
+    LEFT JOIN (
+      SELECT id, ${googleEmailHashSql(hashedEmail)} AS hash FROM contacts FINAL
+      WHERE id IN (SELECT contact_id FROM list_members WHERE ${snapshotMembers})
+        AND match(lowerUTF8(${hashedEmail}), '@(gmail|googlemail)[.]com')
+    ) AS folded ON folded.id = members.contact_id
+    WHERE members.email_sha256 != ''`
+}
 
 /** The list's distinct hashes the audience lacks, in hash order. */
 export function membersToAdd(store: Store, scope: AudienceScope, pageSize = 25_000): AsyncGenerator<string> {
   return pages(
     store,
-    `SELECT DISTINCT email_sha256 AS hash FROM list_members
-     WHERE list_id = {list:String} AND snapshot = {snapshot:String} AND email_sha256 > {after:String}
-       AND email_sha256 NOT IN (${sent})
+    `SELECT DISTINCT hash FROM (${listHashes(scope.emailRule)})
+     WHERE hash > {after:String} AND hash NOT IN (${sent})
      ORDER BY hash LIMIT {pageSize:UInt32}`,
     scope,
     pageSize,
@@ -50,7 +75,7 @@ export function membersToRemove(
     `SELECT email_sha256 AS hash FROM audience_members FINAL
      WHERE organization_id = {organization:UUID} AND audience_key = {audience:String}
        AND email_sha256 > {after:String} AND is_deleted = 0
-       AND email_sha256 NOT IN (${listed})
+       AND email_sha256 NOT IN (SELECT hash FROM (${listHashes(scope.emailRule)}))
      ORDER BY hash LIMIT {pageSize:UInt32}`,
     scope,
     pageSize,

@@ -95,6 +95,10 @@ interface SyncContext {
   /** Requests of earlier syncs of the audience still reported on (read back at the start). */
   carried: SyncRequest[]
   withToken: <T>(work: (token: string) => Promise<T>) => Promise<T>
+  /** Renews the sync's hold on its audience; false once another run may have taken it. */
+  keepHold: () => Promise<boolean>
+  /** The name a new audience is made with. */
+  audienceName: string
 }
 
 /**
@@ -125,6 +129,7 @@ export async function syncAudience(
   if (!lock) throw new SyncBusyError()
   try {
     const ctx = await startContext(deps, flow, { list, type, platform, accountId, key }, action)
+    ctx.keepHold = () => lock.extend(syncLeaseMs)
     return await runSync(ctx, scheduler)
   } finally {
     await lock.release()
@@ -153,7 +158,10 @@ async function snapshotCurrent(ctx: SyncContext): Promise<boolean> {
   return list?.snapshot === ctx.scope.snapshot
 }
 
-/** The audience (made on the first run), the progress to continue or a new one, the token user. */
+/**
+ * The audience made for the list and account, if any, the progress to continue or a new one, the
+ * token user. A sync that paused before its audience existed continues with the same sync id.
+ */
 async function startContext(
   deps: FlowDeps,
   flow: FlowRow,
@@ -161,17 +169,8 @@ async function startContext(
   action: AudienceSyncAction,
 ): Promise<SyncContext> {
   const { list, type, platform, key, accountId } = parts
-  const withToken = tokenUser(deps, flow.organization_id, type)
   const state = await readFlowState(deps, flow)
-  let audienceId = state.audiences[key]
-  if (!audienceId) {
-    const name = action.audienceName ?? list.name
-    const made = await withToken((token) => platform.createAudience(token, accountId, name))
-    await updateFlowState(deps, flow, (next) => {
-      next.audiences[key] = made
-    })
-    audienceId = made
-  }
+  const audienceId = state.audiences[key] ?? ''
   const previous = state.syncs[key]
   const progress = previous?.audienceId === audienceId ? previous : newProgress(audienceId)
   return {
@@ -186,6 +185,7 @@ async function startContext(
       audienceKey: audienceKeyOf(type, accountId, audienceId),
       listId: list.id,
       snapshot: list.snapshot,
+      emailRule: platform.emailRule ?? 'standard',
     },
     key,
     progress,
@@ -196,8 +196,23 @@ async function startContext(
       resumedAt: progress === previous ? nextBatch(progress) : undefined,
     },
     carried: [],
-    withToken,
+    withToken: tokenUser(deps, flow.organization_id, type),
+    keepHold: async () => true,
+    audienceName: action.audienceName ?? list.name,
   }
+}
+
+/** Makes the audience on the first sync of the list to the account, and remembers it in the flow. */
+async function ensureAudience(ctx: SyncContext): Promise<void> {
+  if (ctx.target.audienceId) return
+  const { accountId } = ctx.target
+  const made = await ctx.withToken((token) => ctx.platform.createAudience(token, accountId, ctx.audienceName))
+  await updateFlowState(ctx.deps, ctx.flow, (next) => {
+    next.audiences[ctx.key] = made
+  })
+  ctx.target = { accountId, audienceId: made }
+  ctx.scope = { ...ctx.scope, audienceKey: audienceKeyOf(ctx.type, accountId, made) }
+  ctx.progress = { ...ctx.progress, audienceId: made }
 }
 
 const newProgress = (audienceId: string): SyncProgress => ({
@@ -234,30 +249,34 @@ function tokenUser(deps: FlowDeps, organizationId: string, type: IntegrationType
 }
 
 async function runSync(ctx: SyncContext, scheduler: SyncScheduler): Promise<SyncActionResult> {
-  const outcomeKey = {
-    organizationId: ctx.flow.organization_id,
-    listId: ctx.list.id,
-    audienceKey: ctx.scope.audienceKey,
-  }
-  ctx.carried = await carriedRequests(ctx, outcomeKey)
-  await writeOutcome(ctx.deps.store, outcomeKey, outcomeOf(ctx, 'running'))
   try {
+    // A rate limit may meet the sync here too: it pauses like any batch, before the audience exists.
+    await ensureAudience(ctx)
+    ctx.carried = await carriedRequests(ctx)
+    await writeOutcome(ctx.deps.store, outcomeKeyOf(ctx), outcomeOf(ctx, 'running'))
     await sendSequence(ctx, 'add')
     await sendSequence(ctx, 'remove')
   } catch (error) {
-    return stopped(ctx, outcomeKey, error, scheduler)
+    if (error instanceof SyncBusyError) throw error
+    return stopped(ctx, error, scheduler)
   }
   await updateFlowState(ctx.deps, ctx.flow, (state) => {
     delete state.syncs[ctx.key]
   })
   const outcome = outcomeOf(ctx, 'success')
-  await writeOutcome(ctx.deps.store, outcomeKey, outcome)
+  await writeOutcome(ctx.deps.store, outcomeKeyOf(ctx), outcome)
   await setListIntegration(ctx.deps, ctx.list, ctx.type)
   if (ctx.platform.requestStatus && pendingRequests(outcome).length > 0) {
-    await scheduler.readBack({ ...outcomeKey, type: ctx.type })
+    await scheduler.readBack({ ...outcomeKeyOf(ctx), type: ctx.type })
   }
   return { status: 'success', detail: successDetail(ctx), sync: outcome }
 }
+
+const outcomeKeyOf = (ctx: SyncContext): OutcomeKey => ({
+  organizationId: ctx.flow.organization_id,
+  listId: ctx.list.id,
+  audienceKey: ctx.scope.audienceKey,
+})
 
 /** Sends one sequence (the additions, or the removals), saving the progress after each batch. */
 async function sendSequence(ctx: SyncContext, kind: 'add' | 'remove'): Promise<void> {
@@ -287,6 +306,8 @@ async function sendSequence(ctx: SyncContext, kind: 'add' | 'remove'): Promise<v
     await updateFlowState(deps, ctx.flow, (state) => {
       state.syncs[ctx.key] = progress
     })
+    // A long sync renews its hold; one whose hold ran out stops: another run continues its progress.
+    if (!(await ctx.keepHold())) throw new SyncBusyError()
   }
 }
 
@@ -311,10 +332,10 @@ function advanced(progress: SyncProgress, kind: 'add' | 'remove', answer: BatchO
  */
 async function stopped(
   ctx: SyncContext,
-  outcomeKey: OutcomeKey,
   error: unknown,
   scheduler: SyncScheduler,
 ): Promise<SyncActionResult> {
+  const outcomeKey = outcomeKeyOf(ctx)
   const words = wordsOf(error)
   const wait = error instanceof AdsPlatformError && error.kind === 'retry_later'
   if (wait && ctx.progress.resumes < maxResumes) {
@@ -356,8 +377,8 @@ function successDetail(ctx: SyncContext): string {
 }
 
 /** The earlier syncs' requests still processing, read back now (the last outcome's). */
-async function carriedRequests(ctx: SyncContext, key: OutcomeKey): Promise<SyncRequest[]> {
-  const previous = await readOutcome(ctx.deps.store, key)
+async function carriedRequests(ctx: SyncContext): Promise<SyncRequest[]> {
+  const previous = await readOutcome(ctx.deps.store, outcomeKeyOf(ctx))
   if (!previous) return []
   const read = ctx.platform.requestStatus?.bind(ctx.platform)
   if (!read || pendingRequests(previous).length === 0) return previous.requests

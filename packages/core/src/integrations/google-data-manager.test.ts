@@ -95,18 +95,19 @@ describe('the Google adapter: what it is', () => {
 })
 
 describe('the Google adapter: emails as Google normalizes them', () => {
-  it('lowercases, drops all whitespace, and drops the dots of gmail.com and googlemail.com names', () => {
+  it('lowercases, drops all whitespace, and drops the dots and +tags of gmail.com and googlemail.com names', () => {
     expect(normalizeGoogleEmail('  Jane.Doe@GMail.com ')).toBe('janedoe@gmail.com')
     expect(normalizeGoogleEmail('j.a.n.e@googlemail.com')).toBe('jane@googlemail.com')
     expect(normalizeGoogleEmail('Jane .Doe@Example.com')).toBe('jane.doe@example.com')
-    expect(normalizeGoogleEmail('jane.doe+ads@gmail.com')).toBe('janedoe+ads@gmail.com')
+    expect(normalizeGoogleEmail('jane.doe+ads@gmail.com')).toBe('janedoe@gmail.com')
+    expect(normalizeGoogleEmail('jane.doe+ads@example.com')).toBe('jane.doe+ads@example.com')
     expect(normalizeGoogleEmail('jane.doe@mail.gmail.com')).toBe('jane.doe@mail.gmail.com')
   })
 
-  it('hashes the normalized email to SHA-256 hex, and offers that hash to the sync', () => {
+  it("hashes the normalized email to SHA-256 hex, and asks the sync for Google's rule", () => {
     expect(googleEmailHash(' Jane.Doe@GMail.com')).toBe(sha('janedoe@gmail.com'))
     expect(googleEmailHash('Jane@Example.com')).toBe(sha('jane@example.com'))
-    expect(ads.hashEmail?.('Jane.Doe@gmail.com')).toBe(sha('janedoe@gmail.com'))
+    expect(ads.emailRule).toBe('google')
   })
 })
 

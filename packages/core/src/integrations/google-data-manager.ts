@@ -11,7 +11,7 @@
 // consent is not granted. The remove request has no consent or terms field, so none is sent there.
 import type { AdsAccount } from './ads-api.js'
 import { type AdsPlatform, AdsPlatformError, type AudienceTarget, type BatchOutcome } from './ads-platform.js'
-import { googleAdsCustomerId, googleEmailHash, isGoogleAdsCustomerId } from './google-ads-identifiers.js'
+import { googleAdsCustomerId, isGoogleAdsCustomerId } from './google-ads-identifiers.js'
 import { type GoogleHttp, googleCall } from './google-data-manager-http.js'
 import { readRequestStatus } from './google-request-status.js'
 import { googleDataManagerApiUrl } from './platform-endpoints.js'
@@ -79,7 +79,7 @@ export function createGoogleAdsPlatform(options: GoogleAdsPlatformOptions): AdsP
     authorizationParams: googleAuthorizationParams,
     listAccounts: async (token) => (options.listAccounts ? options.listAccounts(token) : undefined),
     isAccountId: isGoogleAdsCustomerId,
-    hashEmail: googleEmailHash,
+    emailRule: 'google',
     async createAudience(token, accountId, name) {
       const customerId = checkedCustomerId(accountId)
       const displayName = name.trim()
