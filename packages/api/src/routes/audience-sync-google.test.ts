@@ -6,6 +6,7 @@
 // against the documented shapes. Asserted on what that server received: the user list, batches,
 // consent, encoding, a rate limit paused and resumed without a member sent twice.
 
+import { googleEmailHash } from '@visitor-id/core/integrations'
 import { audienceSyncFixtures, sha256Hex } from '@visitor-id/testing/audience-sync-fixtures'
 import {
   type GoogleDataManagerServer,
@@ -161,5 +162,78 @@ describe('searchAds on Google Data Manager', () => {
     const sent = calls.filter((c) => c.status === 200).flatMap((c) => hashesOf(c.body))
     expect(new Set(sent).size).toBe(sent.length)
     expect(google.members(customerId, audienceId)).toEqual(hashes)
+  }, 60_000)
+
+  it('hashes Gmail addresses by Google’s rule (dots and +tags folded) from the contact’s email; others as stored', async () => {
+    const { organizationId } = await installedOrganization()
+    expect(
+      (
+        await api('POST', '/integrations/account/select', {
+          organizationId,
+          integrationType: 'searchAds',
+          accountId: customerId,
+        })
+      ).statusCode,
+    ).toBe(200)
+    const at = new Date().toISOString()
+    const row = (id: string, fields: Record<string, string>) => ({
+      id,
+      job_title: 'Gmailers',
+      created_at: at,
+      updated_at: at,
+      version: 1,
+      ...fields,
+    })
+    const rows = [
+      row('gmail-dots', { email: 'jane.doe+ads@gmail.com' }),
+      row('googlemail', { email: 'j.o.e@googlemail.com' }),
+      row('work', { email: 'jane.doe+ads@example.test' }),
+      // No work email: the personal one is the list's, folded too.
+      row('personal', { personal_email: 'sam.smith@gmail.com' }),
+      // Known only by a hash: there is no address to fold, the hash goes as it is.
+      row('hash-only', { email_sha256: sha256Hex('someone@elsewhere.test') }),
+    ]
+    await h.store.insert('contacts', rows)
+    const ids = await syncedList(organizationId, 'Gmailers', 'searchAds')
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    const run = await runNumber(organizationId, ids.flowId, 1)
+    expect(run.status, JSON.stringify(run)).toBe('success')
+    const expected = [
+      googleEmailHash('janedoe@gmail.com'),
+      googleEmailHash('joe@googlemail.com'),
+      sha256Hex('jane.doe+ads@example.test'),
+      googleEmailHash('samsmith@gmail.com'),
+      sha256Hex('someone@elsewhere.test'),
+    ].sort()
+    expect(google.members(customerId, run.actions[0].sync.audienceId)).toEqual(expected)
+  }, 60_000)
+
+  it('a rate limit while making the user list pauses the sync; the resumed sync makes it once and sends the members', async () => {
+    const { organizationId } = await installedOrganization()
+    expect(
+      (
+        await api('POST', '/integrations/account/select', {
+          organizationId,
+          integrationType: 'searchAds',
+          accountId: customerId,
+        })
+      ).statusCode,
+    ).toBe(200)
+    const hashes = await contacts('Early birds', 2)
+    const ids = await syncedList(organizationId, 'Early birds', 'searchAds')
+    const listsBefore = google.requests.filter((r) => r.path.endsWith('/userLists')).length
+    google.failNext(googleFailures.rateLimited({ retryAfterSeconds: 1 }))
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    const paused = await runNumber(organizationId, ids.flowId, 1)
+    expect(paused.status, JSON.stringify(paused)).toBe('failed')
+    expect(paused.actions[0].sync).toMatchObject({ status: 'paused', audienceId: '', sent: 0 })
+    expect(paused.actions[0].sync.error).toContain('Quota exceeded')
+    const resumed = await runNumber(organizationId, ids.flowId, 2)
+    expect(resumed, JSON.stringify(resumed)).toMatchObject({ status: 'success', eventId: paused.eventId })
+    // The same sync, continued: one sync id, the user list made by the resumed run alone.
+    expect(resumed.actions[0].sync.syncId).toBe(paused.actions[0].sync.syncId)
+    const creations = google.requests.filter((r) => r.path.endsWith('/userLists')).slice(listsBefore)
+    expect(creations.map((r) => r.status)).toEqual([429, 200])
+    expect(google.members(customerId, resumed.actions[0].sync.audienceId)).toEqual(hashes)
   }, 60_000)
 })
