@@ -16,6 +16,7 @@ import {
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { adsSteps, startAdsPlatforms } from './fixtures/ads-platforms.js'
 
 // The dashboard (/app) in a real browser against a real server filled by `seed-demo`: sign-in,
 // every page with figures checked against the API, the profile panel, an ICP config, partner
@@ -35,6 +36,8 @@ const pageErrors: string[] = []
 const received: { headers: IncomingHttpHeaders; body: string }[] = []
 let receiver: Server
 let dns: Awaited<ReturnType<typeof startZoneServer>>
+/** The OAuth server and the local ads API both integration types connect to. */
+let platforms: Awaited<ReturnType<typeof startAdsPlatforms>>
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 const api = async <T = Record<string, unknown>>(route: string, init: RequestInit = {}, partner = false) => {
@@ -106,9 +109,11 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
   // The custom domain's CNAME, as the partner would create it, in a DNS zone of the test's own.
   dns = await startZoneServer({ 'track.example.com': { CNAME: 'cname.visitor-id.test' } })
+  platforms = await startAdsPlatforms()
   // The webhook receiver is on loopback; custom domains point their CNAME at a test name.
   server = await startServerProcess({
     DATA_DIR: data.dir,
+    ...platforms.env,
     WEBHOOK_ALLOW_PRIVATE: '1',
     CUSTOM_DOMAIN_TARGET: 'cname.visitor-id.test',
     DNS_SERVERS: dns.address,
@@ -134,6 +139,7 @@ afterAll(async () => {
   await killServerProcess(server)
   await new Promise((resolve) => receiver?.close(resolve))
   await dns?.close()
+  await platforms?.close()
   data.remove()
 })
 
@@ -481,6 +487,73 @@ describe('dashboard', { timeout: 60_000 }, () => {
     expect(await row.locator('td.num').innerText()).toBe(saved.contactsNum.toLocaleString('en-US'))
     await screenshot('lists')
     await expectAccessible('lists')
+  })
+
+  it('lists: the ads platform each list syncs to, its last sync and counts, a failure’s error', async () => {
+    const organizationId = boot.organizationId
+    const steps = adsSteps(server!.url, boot.apiKey)
+    for (const type of ['searchAds', 'socialAds'] as const) {
+      await steps.install(organizationId, type)
+      await steps.select(organizationId, type, '111')
+    }
+    const save = (listName: string, industries: string[]) =>
+      api<{ id: string }>('/lists/save', {
+        method: 'POST',
+        body: JSON.stringify({
+          organizationId,
+          listName,
+          contacts_found: 0,
+          filter: { company: { industries } },
+        }),
+      })
+    const refreshed = async (listId: string, flowId: string, n: number) => {
+      await api(`/lists/refresh/${listId}`, { method: 'POST' })
+      return steps.run(organizationId, flowId, n)
+    }
+    // Google Ads: a sync, then the list narrowed (saving refreshes it): its Fintech members removed.
+    const google = await save('Google audience', ['SaaS', 'Fintech'])
+    const googleFlow = await steps.syncingFlow(organizationId, google.id, 'searchAds')
+    expect((await refreshed(google.id, googleFlow, 1)).status).toBe('success')
+    await save('Google audience', ['SaaS'])
+    const narrowed = await steps.run(organizationId, googleFlow, 2)
+    expect(narrowed.status, JSON.stringify(narrowed)).toBe('success')
+    // Meta: the platform fails the second batch.
+    const meta = await save('Meta audience', ['Fintech'])
+    const metaFlow = await steps.syncingFlow(organizationId, meta.id, 'socialAds')
+    platforms.ads.failMembers({ status: 500, afterBatches: 1, message: 'the audience is locked' })
+    expect((await refreshed(meta.id, metaFlow, 1)).status).toBe('failed')
+
+    type Sync = { status: string; audienceId: string; sent: number; removed: number; received: number }
+    const lists = await api<{ name: string; lastAudienceSync: Sync }[]>(`/lists/${organizationId}`)
+    const syncOf = (name: string) => lists.find((list) => list.name === name)!.lastAudienceSync
+    const [googleSync, metaSync] = [syncOf('Google audience'), syncOf('Meta audience')]
+    expect(googleSync).toMatchObject({ status: 'success', sent: 0 })
+    expect(googleSync.removed).toBeGreaterThan(0)
+    expect(metaSync).toMatchObject({ status: 'failed', sent: 10 })
+
+    await page.reload()
+    const summary = (name: string) => page.locator(`tr[data-list="${name}"] .audience-sync`).innerText()
+    const n = (value: number) => value.toLocaleString('en-US')
+    const googleWords = await summary('Google audience')
+    expect(googleWords).toContain(
+      `Synced to Google Ads · account Acme Ads (111) · audience ${googleSync.audienceId}`,
+    )
+    expect(googleWords).toMatch(/Last sync\s+Succeeded, finished /)
+    expect(googleWords).toMatch(
+      new RegExp(
+        `Members\\s+0 added · ${n(googleSync.removed)} removed · ${n(googleSync.received)} received · 0 invalid`,
+      ),
+    )
+    const metaWords = await summary('Meta audience')
+    expect(metaWords).toContain(
+      `Not yet synced to Meta · account Acme Ads (111) · audience ${metaSync.audienceId}`,
+    )
+    expect(metaWords).toMatch(/Last sync\s+Failed, stopped /)
+    expect(metaWords).toMatch(/Members\s+10 added · 0 removed · 10 received · 0 invalid/)
+    expect(metaWords).toMatch(/Error\s+the ads API answered 500: the audience is locked/)
+    expect(await summary('SaaS audience')).toBe('Not connected to an ads platform')
+    await screenshot('lists-audience-sync')
+    await expectAccessible('lists-audience-sync')
   })
 
   it('settings: snippets, a key created with scopes and revoked, webhooks, domain, email preferences', async () => {

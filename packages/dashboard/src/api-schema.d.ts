@@ -9176,6 +9176,12 @@ export interface operations {
                                 /** @enum {string} */
                                 state: "processing" | "succeeded" | "partial" | "failed";
                                 matched?: number;
+                                /** @description The share of the request's members matched, in percent, where the platform gives a range, not a count (Google: `{ "min": 20, "max": 30 }`) */
+                                matchRate?: {
+                                    min: number;
+                                    max: number;
+                                };
+                                /** @description The platform's words on a partial or failed request */
                                 detail?: string;
                             }[];
                             /** @description Why the sync stopped, in the platform's words */
@@ -9255,6 +9261,12 @@ export interface operations {
                                 /** @enum {string} */
                                 state: "processing" | "succeeded" | "partial" | "failed";
                                 matched?: number;
+                                /** @description The share of the request's members matched, in percent, where the platform gives a range, not a count (Google: `{ "min": 20, "max": 30 }`) */
+                                matchRate?: {
+                                    min: number;
+                                    max: number;
+                                };
+                                /** @description The platform's words on a partial or failed request */
                                 detail?: string;
                             }[];
                             /** @description Why the sync stopped, in the platform's words */
@@ -9765,6 +9777,12 @@ export interface operations {
                                 /** @enum {string} */
                                 state: "processing" | "succeeded" | "partial" | "failed";
                                 matched?: number;
+                                /** @description The share of the request's members matched, in percent, where the platform gives a range, not a count (Google: `{ "min": 20, "max": 30 }`) */
+                                matchRate?: {
+                                    min: number;
+                                    max: number;
+                                };
+                                /** @description The platform's words on a partial or failed request */
                                 detail?: string;
                             }[];
                             /** @description Why the sync stopped, in the platform's words */
@@ -10049,6 +10067,12 @@ export interface operations {
                                 /** @enum {string} */
                                 state: "processing" | "succeeded" | "partial" | "failed";
                                 matched?: number;
+                                /** @description The share of the request's members matched, in percent, where the platform gives a range, not a count (Google: `{ "min": 20, "max": 30 }`) */
+                                matchRate?: {
+                                    min: number;
+                                    max: number;
+                                };
+                                /** @description The platform's words on a partial or failed request */
                                 detail?: string;
                             }[];
                             /** @description Why the sync stopped, in the platform's words */
@@ -14965,6 +14989,12 @@ export interface operations {
                                         /** @enum {string} */
                                         state: "processing" | "succeeded" | "partial" | "failed";
                                         matched?: number;
+                                        /** @description The share of the request's members matched, in percent, where the platform gives a range, not a count (Google: `{ "min": 20, "max": 30 }`) */
+                                        matchRate?: {
+                                            min: number;
+                                            max: number;
+                                        };
+                                        /** @description The platform's words on a partial or failed request */
                                         detail?: string;
                                     }[];
                                     /** @description Why the sync stopped, in the platform's words */
@@ -15611,6 +15641,12 @@ export interface operations {
                                         /** @enum {string} */
                                         state: "processing" | "succeeded" | "partial" | "failed";
                                         matched?: number;
+                                        /** @description The share of the request's members matched, in percent, where the platform gives a range, not a count (Google: `{ "min": 20, "max": 30 }`) */
+                                        matchRate?: {
+                                            min: number;
+                                            max: number;
+                                        };
+                                        /** @description The platform's words on a partial or failed request */
                                         detail?: string;
                                     }[];
                                     /** @description Why the sync stopped, in the platform's words */
@@ -15849,6 +15885,12 @@ export interface operations {
                                         /** @enum {string} */
                                         state: "processing" | "succeeded" | "partial" | "failed";
                                         matched?: number;
+                                        /** @description The share of the request's members matched, in percent, where the platform gives a range, not a count (Google: `{ "min": 20, "max": 30 }`) */
+                                        matchRate?: {
+                                            min: number;
+                                            max: number;
+                                        };
+                                        /** @description The platform's words on a partial or failed request */
                                         detail?: string;
                                     }[];
                                     /** @description Why the sync stopped, in the platform's words */

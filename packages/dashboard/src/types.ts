@@ -14,6 +14,7 @@ export type VisitorProfile = Got<'/visitor-tracking/{organizationId}/visitors/{v
 export type IcpConfig = Got<'/organizations/{organizationId}/icp-configs'>[number]
 export type Recalculation = NonNullable<IcpConfig['recalculation']>
 export type SavedList = Extract<Got<'/lists/{id}'>, unknown[]>[number]
+export type Integration = Got<'/integrations/{organizationId}'>[number]
 export type PixelConfig = Got<'/visitor-tracking/{organizationId}'>['pixelConfig']
 /** A scope a new key may get. */
 export type ApiScope = NonNullable<NewKey['scopes']>[number]

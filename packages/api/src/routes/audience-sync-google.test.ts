@@ -111,6 +111,23 @@ describe('searchAds on Google Data Manager', () => {
         productDestinationId: audienceId,
       })
     }
+
+    // Google reports its processing later: the next run reads it back, and the list shows it,
+    // a match rate range where Google gives no count, and its words on a partial request.
+    const [first, second] = run.actions[0].sync.requests as { id: string; state: string }[]
+    expect([first?.state, second?.state]).toEqual(['processing', 'processing'])
+    google.settleRequest(first!.id, { requestStatus: 'SUCCESS', matchRateRange: 'MATCH_RATE_RANGE_20_TO_30' })
+    google.settleRequest(second!.id, {
+      requestStatus: 'PARTIAL_SUCCESS',
+      errorCounts: [{ reason: 'PROCESSING_ERROR_REASON_INVALID_FORMAT', recordCount: 1 }],
+    })
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    expect((await runNumber(organizationId, ids.flowId, 2)).status).toBe('success')
+    const list = (await api('GET', `/lists/${ids.listId}`)).json()
+    expect(list.lastAudienceSync.requests).toEqual([
+      { id: first!.id, state: 'succeeded', matchRate: { min: 20, max: 30 } },
+      { id: second!.id, state: 'partial', detail: 'malformed identifiers (1 records)' },
+    ])
   }, 60_000)
 
   it('a rate limit from Google pauses the sync; a job resumes it after Retry-After without a member sent twice', async () => {

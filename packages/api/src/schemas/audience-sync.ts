@@ -26,7 +26,13 @@ export const audienceSyncSchema = z
           id: z.string(),
           state: z.enum(['processing', 'succeeded', 'partial', 'failed']),
           matched: count.optional(),
-          detail: z.string().optional(),
+          matchRate: z
+            .object({ min: z.number().min(0).max(100), max: z.number().min(0).max(100) })
+            .optional()
+            .describe(
+              'The share of the request\'s members matched, in percent, where the platform gives a range, not a count (Google: `{ "min": 20, "max": 30 }`)',
+            ),
+          detail: z.string().optional().describe("The platform's words on a partial or failed request"),
         }),
       )
       .describe("The platform's request ids (the last 20) and how it processed them"),

@@ -10,6 +10,8 @@ export interface SyncRequest {
   id: string
   state: RequestStatus['state']
   matched?: number
+  /** The share matched, in percent, where the platform gives a range instead of a count (Google). */
+  matchRate?: { min: number; max: number }
   detail?: string
 }
 
@@ -114,6 +116,7 @@ export async function readBackRequests(
         id: request.id,
         state: status.state,
         ...(status.matched !== undefined ? { matched: status.matched } : {}),
+        ...(status.matchRate ? { matchRate: status.matchRate } : {}),
         ...(status.detail ? { detail: status.detail.slice(0, 300) } : {}),
       })
     } catch {

@@ -1,7 +1,10 @@
 // Lists: an audience from the contacts dataset, counted as the filter is edited; saved lists
-// refresh from their filter and export as hashed emails (CSV).
+// refresh from their filter and export as hashed emails (CSV), and show the ads platform each
+// syncs to with its last audience sync.
 import { useEffect, useState } from 'preact/hooks'
 import { api, type Session, saveFile } from '../api.js'
+import type { Platform } from '../audience-sync-words.js'
+import { AudienceSyncSummary } from '../components/audience-sync.js'
 import { cleanFilter, FilterForm } from '../components/filter-form.js'
 import { Empty, ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
 import { formatDateTime, formatNumber } from '../format.js'
@@ -84,6 +87,7 @@ function NewList({ session, onSaved }: { session: Session; onSaved: () => void }
 
 function SavedListRow(props: {
   list: SavedList
+  platforms: readonly Platform[]
   refreshing: boolean
   exporting: boolean
   onRefresh: () => void
@@ -96,6 +100,9 @@ function SavedListRow(props: {
       <td>{list.name}</td>
       <td class="num">{formatNumber(list.contactsNum)}</td>
       <td>{formatDateTime(list.lastSyncedTime ?? list.updatedAt)}</td>
+      <td>
+        <AudienceSyncSummary list={list} platforms={props.platforms} />
+      </td>
       <td class="actions">
         <button
           type="button"
@@ -154,6 +161,32 @@ function useListActions(session: Session, reload: () => void) {
   return { error: refresh.error ?? exportCsv.error ?? remove.error, rowProps }
 }
 
+/**
+ * The organization's integrations, for their names and accounts' names; without them (an error),
+ * the lists still show, naming the platforms by what their types stand for.
+ */
+function usePlatforms(session: Session): readonly Platform[] {
+  const loaded = useLoad(
+    (signal) =>
+      api(session).get('/integrations/{organizationId}', {
+        params: { path: { organizationId: session.organizationId } },
+        signal,
+      }),
+    [],
+  )
+  return loaded.data ?? []
+}
+
+/** While a list's audience sync runs, the lists load again, so its outcome shows when it ends. */
+function useReloadWhileSyncing(rows: SavedList[] | undefined, reload: () => void) {
+  const syncing = rows?.some((list) => list.lastAudienceSync?.status === 'running') ?? false
+  useEffect(() => {
+    if (!syncing) return
+    const timer = setInterval(reload, 10_000)
+    return () => clearInterval(timer)
+  }, [syncing, reload])
+}
+
 export function ListsPage({ session }: { session: Session }) {
   const lists = useLoad(async (signal) => {
     // The organization's id answers its lists (a list's id would answer that list).
@@ -164,6 +197,8 @@ export function ListsPage({ session }: { session: Session }) {
     return Array.isArray(answer) ? answer : [answer]
   }, [])
   const actions = useListActions(session, lists.reload)
+  const platforms = usePlatforms(session)
+  useReloadWhileSyncing(lists.data, lists.reload)
   return (
     <>
       <NewList session={session} onSaved={lists.reload} />
@@ -184,13 +219,14 @@ export function ListsPage({ session }: { session: Session }) {
                       <th scope="col" class="num">
                         Contacts
                       </th>
-                      <th scope="col">Last synced</th>
+                      <th scope="col">Last refreshed</th>
+                      <th scope="col">Ads platform</th>
                       <th scope="col">Actions</th>
                     </tr>
                   </thead>
                   <tbody>
                     {rows.map((list) => (
-                      <SavedListRow key={list.id} {...actions.rowProps(list)} />
+                      <SavedListRow key={list.id} platforms={platforms} {...actions.rowProps(list)} />
                     ))}
                   </tbody>
                 </table>
