@@ -1,7 +1,7 @@
 // The integration pages a browser sees (docs/decisions.md, "Integrations"): the OAuth callback an ads
 // platform sends the user back to, and the installer link of an integrator token. Pages, not JSON:
 // a person is looking at them. The `code`, `state` and installer token in their URLs are never
-// logged (the routes log at `warn` only).
+// logged (the routes log at `warn` only); a refused installation is logged in the words shown.
 import { escapeHtml } from '@visitor-id/core/email'
 import type { EndpointDoc } from '@visitor-id/core/endpoint-doc'
 import {
@@ -29,7 +29,8 @@ export const integrationPageDocs: EndpointDoc[] = [
       '`PUBLIC_URL/integrations/callback/searchAds` (or `socialAds`) is the redirect URI to register ' +
       'with the provider. The `state` must be one this server issued for the type (10 minutes, once); ' +
       'the code is exchanged with the PKCE verifier, the tokens stored encrypted, the ads accounts ' +
-      'listed. The page says what happened; a refused or unknown authorization stores nothing.',
+      "listed. The page says what happened, a refusal in the platform's words (an expired or used " +
+      'code, a redirect URI the platform does not take); a refused or unknown authorization stores nothing.',
     params: typeParams,
     query: z.object({
       code: z.string().max(4096).optional(),
@@ -101,6 +102,8 @@ export async function integrationPagesPlugin(app: FastifyInstance, deps: FlowDep
       )
     } catch (error) {
       const message = error instanceof Error ? error.message : 'The installation failed'
+      // The words the person reads, no more: the adapters cut codes, tokens and secrets out of them.
+      request.log.warn({ integrationType: type, reason: message }, 'integration not connected')
       return html(reply, page('Not connected', `<p>${escapeHtml(message)}</p>`))
     }
   })

@@ -112,6 +112,99 @@ describe('the local Data Manager API: user lists', () => {
   })
 })
 
+describe('the local Data Manager API: listing user lists', () => {
+  const other = '2222222222'
+  const path = `/accountTypes/GOOGLE_ADS/accounts/${other}/userLists`
+  const list = (query = '') => call(`${path}${query}`)
+  const names = (body: Answer) =>
+    ((body.userLists ?? []) as { displayName: string }[]).map((l) => l.displayName)
+  const filtered = (filter: string, extra = '') => list(`?filter=${encodeURIComponent(filter)}${extra}`)
+
+  beforeAll(async () => {
+    google.addAccount(other)
+    for (let i = 1; i <= 55; i++) await call(path, userListBody(`List ${i}`))
+    for (const name of ['Say "hi"', 'back\\slash', 'list 1']) await call(path, userListBody(name))
+  })
+
+  it('answers 50 lists a page unless asked, at most 1000, and the next page with its token', async () => {
+    const first = await list()
+    expect(first.status).toBe(200)
+    expect(names(first.body)).toHaveLength(50)
+    expect(names(first.body)[0]).toBe('List 1')
+    const second = await list(`?pageToken=${first.body.nextPageToken}`)
+    expect(names(second.body)).toEqual([
+      'List 51',
+      'List 52',
+      'List 53',
+      'List 54',
+      'List 55',
+      'Say "hi"',
+      'back\\slash',
+      'list 1',
+    ])
+    expect(second.body).not.toHaveProperty('nextPageToken')
+    expect(names((await list('?pageSize=5000')).body)).toHaveLength(58)
+    const small = await list('?pageSize=2')
+    expect(names(small.body)).toEqual(['List 1', 'List 2'])
+    expect(names((await list(`?pageSize=2&pageToken=${small.body.nextPageToken}`)).body)).toEqual([
+      'List 3',
+      'List 4',
+    ])
+  })
+
+  it('refuses a page token with other parameters than its call, or one it never gave', async () => {
+    const small = await list('?pageSize=2')
+    const changed = await list(`?pageSize=3&pageToken=${small.body.nextPageToken}`)
+    expect(changed.status).toBe(400)
+    expect(violation(changed.body)).toMatchObject({ field: 'page_token', reason: 'INVALID_ARGUMENT' })
+    expect((await list('?pageToken=forged')).status).toBe(400)
+    expect((await list('?pageSize=-1')).status).toBe(400)
+    expect((await list('?pageSize=ten')).body.error?.message).toMatch(/^Invalid value at 'page_size'/)
+  })
+
+  it('filters on the display name exactly, in snake or camel case, quotes and backslashes escaped', async () => {
+    expect(names((await filtered('display_name = "list 1"')).body)).toEqual(['list 1'])
+    expect(names((await filtered('displayName = "List 1"')).body)).toEqual(['List 1'])
+    expect(names((await filtered('display_name = "Say \\"hi\\""')).body)).toEqual(['Say "hi"'])
+    expect(names((await filtered('display_name = "back\\\\slash"')).body)).toEqual(['back\\slash'])
+    const none = await filtered('display_name = "List"')
+    expect(none.status).toBe(200)
+    expect(none.body).toEqual({})
+  })
+
+  it('joins conditions with AND, and pages a filtered answer with the same filter', async () => {
+    expect(
+      names((await filtered('display_name != "List 1" AND membership_status = OPEN AND id = "x"')).body),
+    ).toEqual([])
+    const open = await filtered('membershipStatus = "OPEN" AND displayName != "list 1"', '&pageSize=56')
+    expect(names(open.body)).toHaveLength(56)
+    const rest = await filtered(
+      'membershipStatus = "OPEN" AND displayName != "list 1"',
+      `&pageSize=56&pageToken=${open.body.nextPageToken}`,
+    )
+    expect(names(rest.body)).toEqual(['back\\slash'])
+  })
+
+  it("answers Google's 400 INVALID_ARGUMENT to a filter it does not serve", async () => {
+    for (const filter of [
+      'display_name = "a" OR display_name = "b"',
+      'size > 3',
+      'display_name > "a"',
+      'display_name = "a" AND displayName = "b"',
+      'display_name = "unclosed',
+      'display_name = "bad \\n escape"',
+      '(display_name = "a")',
+      'display_name =',
+    ]) {
+      const { status, body } = await filtered(filter)
+      expect(status, filter).toBe(400)
+      expect(body.error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT' })
+      expect(violation(body), filter).toMatchObject({ field: 'filter', reason: 'INVALID_ARGUMENT' })
+    }
+    expect((await list('?orderBy=id')).status).toBe(400)
+  })
+})
+
 describe('the local Data Manager API: audience members', () => {
   it('refuses names the request does not have: consent and terms on a removal', async () => {
     const { termsOfService, ...removal } = ingest()

@@ -1,6 +1,6 @@
 // A local stand-in for Google's Data Manager API (datamanager.googleapis.com/v1), for tests of the
-// searchAds adapter: exactly the endpoints it calls (CreateUserList, IngestAudienceMembers,
-// RemoveAudienceMembers, RetrieveRequestStatus), request bodies checked as strictly as the API's
+// searchAds adapter: exactly the endpoints it calls (CreateUserList, ListUserLists with its paging
+// and filter, IngestAudienceMembers, RemoveAudienceMembers, RetrieveRequestStatus), request bodies checked as strictly as the API's
 // protos define them (unknown names, missing fields, enums, encoding, 64-hex hashes, the 10,000
 // member limit), Google's error bodies, bearer tokens that expire or are revoked. It keeps user lists
 // and members per Google Ads account and each request's status; helpers play Google's side
@@ -100,6 +100,28 @@ function googleSide(state: GoogleState) {
     /** The grant was revoked: 401 UNAUTHENTICATED. */
     revokeToken: (token: string) => void state.tokens.set(token, 'revoked'),
     addAccount: (customerId: string) => void state.accounts.set(customerId, new Map()),
+    /** The account's user lists as Google answers them, in the order they were made. */
+    userLists: (accountId: string) =>
+      [...(state.accounts.get(accountId)?.values() ?? [])].map((l) => l.resource),
+    /**
+     * A user list made in Google Ads itself, not through this API (a website visitors list: no
+     * `ingestedUserListInfo`), as a name another list may already hold. Its id.
+     */
+    addOtherUserList: (accountId: string, displayName: string) => {
+      const id = String(state.nextListId++)
+      const resource = {
+        name: `accountTypes/GOOGLE_ADS/accounts/${accountId}/userLists/${id}`,
+        id,
+        readOnly: false,
+        displayName,
+        membershipStatus: 'OPEN',
+        membershipDuration: '2592000s',
+        accessReason: 'OWNED',
+        accountAccessStatus: 'ENABLED',
+      }
+      state.accounts.get(accountId)?.set(id, { id, resource, members: new Set() })
+      return id
+    },
     /** The user list as Google answers it. */
     userList: (accountId: string, listId: string) => list(accountId, listId).resource,
     /** The hashes on the list, sorted. */

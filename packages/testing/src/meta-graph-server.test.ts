@@ -133,6 +133,40 @@ describe('the fake Graph API', () => {
     expect(await exchange()).toMatchObject({ error: { code: 100, error_subcode: 36009 } })
   })
 
+  it("refuses an expired code and another redirect URI in Meta's error shape, status 400", async () => {
+    const redirectUri = 'https://app.example.com/cb'
+    const exchange = async (code: string, redirect = redirectUri) => {
+      const response = await fetch(`${meta.url}/${meta.version}/oauth/access_token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          client_id: meta.appId,
+          client_secret: meta.appSecret,
+          redirect_uri: redirect,
+          code,
+        }),
+      })
+      return { status: response.status, body: await response.json() }
+    }
+    const elsewhere = await exchange(meta.issueCode({ redirectUri }), 'https://other.example.com/cb')
+    expect(elsewhere.status).toBe(400)
+    expect(elsewhere.body.error).toMatchObject({ type: 'OAuthException', code: 100, error_subcode: 36008 })
+    const code = meta.issueCode({ redirectUri })
+    meta.advanceClock(10 * 60_000 + 1000)
+    expect(await exchange(code)).toEqual({
+      status: 400,
+      body: {
+        error: {
+          message: 'This authorization code has expired.',
+          type: 'OAuthException',
+          code: 100,
+          error_subcode: 36007,
+          fbtrace_id: expect.any(String),
+        },
+      },
+    })
+  })
+
   it('redirects a declined login with Meta’s error parameters', async () => {
     meta.declineNextLogin()
     const query = new URLSearchParams({

@@ -4,7 +4,8 @@
 // the organization enters its Google Ads customer id (Google offers no account listing without a
 // developer token), and a list's sync reaches a local Data Manager API, which checks every request
 // against the documented shapes. Asserted on what that server received: the user list, batches,
-// consent, encoding, a rate limit paused and resumed without a member sent twice.
+// consent, encoding, a rate limit paused and resumed without a member sent twice, and a flow made
+// again for the same list filling the Customer Match list the first one made (its name being taken).
 
 import { googleEmailHash } from '@visitor-id/core/integrations'
 import { audienceSyncFixtures, sha256Hex } from '@visitor-id/testing/audience-sync-fixtures'
@@ -58,6 +59,20 @@ const { api, installed, contacts, syncedList, runNumber } = audienceSyncFixtures
 async function installedOrganization(): Promise<{ organizationId: string; authorization: URL }> {
   const { organizationId, url } = await installed('searchAds', 'Google Co')
   return { organizationId, authorization: url }
+}
+
+/** Another flow syncing the list to searchAds on each refresh; its id. */
+async function anotherFlow(organizationId: string, listId: string): Promise<string> {
+  const flow = await api('POST', '/integrations/flows', {
+    organizationId,
+    title: 'Made again',
+    nodes: {
+      trigger: { type: 'list.refreshed', listId },
+      actions: [{ type: 'audience.sync', listId, integrationType: 'searchAds' }],
+    },
+  })
+  expect(flow.statusCode, flow.body).toBe(200)
+  return flow.json().id as string
 }
 
 type IngestBody = {
@@ -252,5 +267,47 @@ describe('searchAds on Google Data Manager', () => {
     const creations = google.requests.filter((r) => r.path.endsWith('/userLists')).slice(listsBefore)
     expect(creations.map((r) => r.status)).toEqual([429, 200])
     expect(google.members(customerId, resumed.actions[0].sync.audienceId)).toEqual(hashes)
+  }, 60_000)
+
+  it('a flow deleted and made again for the same list reuses the Customer Match list the first one made, members sent once', async () => {
+    const { organizationId } = await installedOrganization()
+    const chosen = await api('POST', '/integrations/account/select', {
+      organizationId,
+      integrationType: 'searchAds',
+      accountId: customerId,
+    })
+    expect(chosen.statusCode, chosen.body).toBe(200)
+    const early = await contacts('Returning', 3)
+    const ids = await syncedList(organizationId, 'Returning', 'searchAds')
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    const first = await runNumber(organizationId, ids.flowId, 1)
+    expect(first.status, JSON.stringify(first)).toBe('success')
+    const { audienceId } = first.actions[0].sync
+    const deleted = await h.request({
+      method: 'DELETE',
+      url: `/api/v1/integrations/${organizationId}/flows/${ids.flowId}`,
+    })
+    expect(deleted.statusCode, deleted.body).toBe(200)
+
+    const again = await anotherFlow(organizationId, ids.listId)
+    const late = (await contacts('Returning', 5)).filter((hash) => !early.includes(hash))
+    const before = google.requests.length
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    const second = await runNumber(organizationId, again, 1)
+    expect(second.status, JSON.stringify(second)).toBe('success')
+    expect(second.actions[0].sync.audienceId).toBe(audienceId)
+    // Google refused the taken name; the listing found the list.
+    const calls = google.requests.slice(before)
+    const lists = `/v1/accountTypes/GOOGLE_ADS/accounts/${customerId}/userLists`
+    expect(calls.filter((c) => c.path === lists).map((c) => [c.method, c.status])).toEqual([
+      ['POST', 400],
+      ['GET', 200],
+    ])
+    expect(google.userLists(customerId).filter((l) => l.displayName === 'Returning')).toHaveLength(1)
+    expect(google.members(customerId, audienceId)).toEqual([...early, ...late].sort())
+    const sent = ingests()
+      .filter((c) => c.status === 200 && c.body.destinations[0]!.productDestinationId === audienceId)
+      .flatMap((c) => hashesOf(c.body))
+    expect(sent.sort()).toEqual([...early, ...late].sort())
   }, 60_000)
 })

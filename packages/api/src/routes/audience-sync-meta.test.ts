@@ -4,6 +4,7 @@
 // accounts are listed from it, and a list's sync reaches its Custom Audiences endpoints. Asserted
 // on what that server received: the long-lived token used, the audience, the members in one
 // upload session, `appsecret_proof`, and a throttled upload resumed without a member sent twice.
+// A code Meta refuses at the exchange (expired, used) shows Meta's words on the callback page.
 import { metaOAuthEndpoints } from '@visitor-id/core/integrations'
 import { audienceSyncFixtures } from '@visitor-id/testing/audience-sync-fixtures'
 import { type Harness, startHarness } from '@visitor-id/testing/harness'
@@ -37,6 +38,24 @@ afterAll(async () => {
 const { api, installed, select, contacts, syncedList, refreshedRun, runNumber } = audienceSyncFixtures(
   () => h,
 )
+
+/** A new organization's authorization on the login dialog: where the browser comes back to. */
+async function authorization(organizationId: string): Promise<URL> {
+  const { url } = (
+    await api(
+      'GET',
+      `/integrations/request-install?integrationType=socialAds&organizationId=${organizationId}`,
+    )
+  ).json()
+  const dialog = await fetch(url, { redirect: 'manual' })
+  return new URL(dialog.headers.get('location')!)
+}
+
+const organization = async (name: string) =>
+  (await api('POST', '/organization', { organizationName: name })).json().id as string
+
+const callbackPage = async (back: URL) =>
+  (await h.server.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` })).body
 
 /** The member uploads the Graph API received for an audience: the hashes of each. */
 const uploads = (audienceId: string) =>
@@ -110,5 +129,42 @@ describe('socialAds on Meta Custom Audiences', () => {
     // Only the refused batch went twice: every other member was sent once.
     expect(sent.length).toBe(hashes.length + 3)
     expect(new Set(sent).size).toBe(hashes.length)
+  }, 60_000)
+
+  it("a code Meta refuses (expired, then used) shows Meta's words on the callback page; nothing is installed or shown of the secrets", async () => {
+    const organizationId = await organization('Refused Social')
+    const late = await authorization(organizationId)
+    // The person came back after the code's 10 minutes.
+    meta.advanceClock(11 * 60_000)
+    const expired = await callbackPage(late)
+    expect(expired).toContain('Not connected')
+    expect(expired).toContain('The Meta authorization code expired before this server could use it')
+    expect(expired).toContain('start the installation again')
+    expect(expired).toContain('Meta: This authorization code has expired. [code 100/36007, trace ')
+
+    // Another organization's installation used a code; replayed under a new authorization, Meta refuses it.
+    const other = await authorization(await organization('Used Social'))
+    expect(await callbackPage(other)).toContain('Connected')
+    const again = await authorization(organizationId)
+    const replayed = new URL(again)
+    replayed.searchParams.set('code', other.searchParams.get('code')!)
+    const used = await callbackPage(replayed)
+    expect(used).toContain('This Meta authorization code was already used')
+    expect(used).toContain('Meta: This authorization code has been used. [code 100/36009, trace ')
+
+    for (const [page, back] of [
+      [expired, late],
+      [used, replayed],
+    ] as const) {
+      for (const secret of [
+        back.searchParams.get('code')!,
+        back.searchParams.get('state')!,
+        meta.appSecret,
+      ]) {
+        expect(page).not.toContain(secret)
+      }
+    }
+    const integration = (await api('GET', `/integrations/${organizationId}`)).json()[1]
+    expect(integration).toMatchObject({ type: 'socialAds', installed: false, status: 'not_installed' })
   }, 60_000)
 })

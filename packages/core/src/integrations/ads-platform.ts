@@ -99,6 +99,16 @@ export interface AdsPlatform {
    */
   keepTokens?(tokens: TokenSet): Promise<TokenSet>
   /**
+   * The platform's words for an error its token endpoint answered outside RFC 6749's form (Meta's
+   * Graph error body), on the code exchange; undefined when it does not know the body. `secrets`
+   * (the code, the client secret) never appear in the message.
+   */
+  tokenEndpointFailure?(
+    status: number,
+    body: unknown,
+    secrets: readonly string[],
+  ): AdsPlatformError | undefined
+  /**
    * The ads accounts the token may use; undefined when the platform offers no way to list them,
    * and the organization enters its account id (checked with `isAccountId`).
    */

@@ -2,6 +2,8 @@
 // Customer Match lists without a Google Ads developer token. The shapes follow the API's protos
 // (googleapis/google/ads/datamanager/v1) and its REST reference:
 //   POST {api}/accountTypes/GOOGLE_ADS/accounts/{customerId}/userLists   a UserList -> the UserList
+//   GET  {api}/accountTypes/GOOGLE_ADS/accounts/{customerId}/userLists?filter=display_name = "..."
+//        when the name is taken: the list of that name is reused (google-user-lists.ts)
 //   POST {api}/audienceMembers:ingest    destinations, audienceMembers, consent, encoding, termsOfService
 //   POST {api}/audienceMembers:remove    destinations, audienceMembers, encoding
 //   GET  {api}/requestStatus:retrieve?requestId=...
@@ -14,6 +16,7 @@ import { type AdsPlatform, AdsPlatformError, type AudienceTarget, type BatchOutc
 import { googleAdsCustomerId, isGoogleAdsCustomerId } from './google-ads-identifiers.js'
 import { type GoogleHttp, googleCall } from './google-data-manager-http.js'
 import { readRequestStatus } from './google-request-status.js'
+import { userListNamed } from './google-user-lists.js'
 import { googleDataManagerApiUrl } from './platform-endpoints.js'
 
 export { googleEmailHash, isGoogleAdsCustomerId, normalizeGoogleEmail } from './google-ads-identifiers.js'
@@ -84,12 +87,18 @@ export function createGoogleAdsPlatform(options: GoogleAdsPlatformOptions): AdsP
       const customerId = checkedCustomerId(accountId)
       const displayName = name.trim()
       if (!displayName) throw new AdsPlatformError('report', 'A Google Ads list needs a name')
-      const userList = await googleCall<{ name?: unknown; id?: unknown }>(http, token, {
-        method: 'POST',
-        url: `${api}/accountTypes/GOOGLE_ADS/accounts/${customerId}/userLists`,
-        body: userListBody(displayName, description, membershipDuration),
-      })
-      return userListId(userList)
+      const listsUrl = `${api}/accountTypes/GOOGLE_ADS/accounts/${customerId}/userLists`
+      try {
+        const userList = await googleCall<{ name?: unknown; id?: unknown }>(http, token, {
+          method: 'POST',
+          url: listsUrl,
+          body: userListBody(displayName, description, membershipDuration),
+        })
+        return userListId(userList)
+      } catch (error) {
+        if (!(error instanceof AdsPlatformError) || error.details.code !== nameTaken) throw error
+        return reusedUserList(http, token, listsUrl, displayName, error)
+      }
     },
     addMembers: (token, target, hashes) => members('ingest', token, target, hashes),
     removeMembers: (token, target, hashes) => members('remove', token, target, hashes),
@@ -102,6 +111,34 @@ export function createGoogleAdsPlatform(options: GoogleAdsPlatformOptions): AdsP
       return readRequestStatus(answer)
     },
   }
+}
+
+/** Google's reason for a list name the account already has. */
+const nameTaken = 'DISPLAY_NAME_ALREADY_USED'
+
+/**
+ * The account's Customer Match list of that name, made before (by an earlier sync of the list, or a
+ * flow deleted and made again): its id. Google's refusal stands when there is none, or when the
+ * name belongs to a list of another kind, which contact uploads cannot fill.
+ */
+async function reusedUserList(
+  http: GoogleHttp,
+  token: string,
+  listsUrl: string,
+  displayName: string,
+  refusal: AdsPlatformError,
+): Promise<string> {
+  const existing = await userListNamed(http, token, listsUrl, displayName)
+  if (!existing) throw refusal
+  if (!existing.contactList) {
+    throw new AdsPlatformError(
+      'report',
+      `${refusal.message}; the list of that name on the account is not a Customer Match contact list ` +
+        `(list ${existing.id}): rename one of them`,
+      refusal.details,
+    )
+  }
+  return existing.id
 }
 
 /** Ingests or removes one batch; Google's request id to read its processing back with. */

@@ -13,13 +13,14 @@ import { nextVersion, randomToken, sha256Hex } from '../ids.js'
 import { secretBox } from '../secret-box/secret-box.js'
 import type { Store } from '../store/client.js'
 import { storedTime } from '../store/time.js'
-import type { AdsAccount, AdsPlatform } from './ads-platform.js'
+import { type AdsAccount, type AdsPlatform, AdsPlatformError } from './ads-platform.js'
 import {
   authorizationUrl,
   exchangeCode,
   OAuthGrantError,
   pkcePair,
   refreshTokens,
+  TokenEndpointError,
   type TokenSet,
 } from './oauth.js'
 
@@ -229,8 +230,9 @@ async function exchangedTokens(
   platform: AdsPlatform,
   input: { callback: URL; state: string; pending: PendingAuthorization },
 ): Promise<TokenSet> {
+  const provider = providerOf(deps.settings, type)
   try {
-    const tokens = await exchangeCode(providerOf(deps.settings, type), {
+    const tokens = await exchangeCode(provider, {
       callback: input.callback,
       state: input.state,
       redirectUri: `${base(deps)}${callbackPath(type)}`,
@@ -238,11 +240,25 @@ async function exchangedTokens(
     })
     return platform.keepTokens ? await platform.keepTokens(tokens) : tokens
   } catch (error) {
+    const secrets = [input.callback.searchParams.get('code') ?? '', input.pending.verifier]
     throw appError(
       'invalid_request',
-      `The provider refused the code: ${(error as Error).message.slice(0, 200)}`,
+      refusalWords(platform, error, [...secrets, provider.clientSecret ?? '']),
     )
   }
+}
+
+/**
+ * What the person reads when the provider refused: the adapter's words for a platform's own error
+ * body (Meta's), or for a failure of its own step (`keepTokens`), in full; else the OAuth error.
+ */
+function refusalWords(platform: AdsPlatform, error: unknown, secrets: string[]): string {
+  const read =
+    error instanceof TokenEndpointError
+      ? platform.tokenEndpointFailure?.(error.status, error.body, secrets.filter(Boolean))
+      : error
+  if (read instanceof AdsPlatformError) return read.message.slice(0, 600)
+  return `The provider refused the code: ${(error as Error).message.slice(0, 200)}`
 }
 
 function sealedRow(

@@ -2,7 +2,8 @@
 //   OAuth       dialog https://www.facebook.com/{version}/dialog/oauth (scope ads_management), code
 //               exchange GET|POST {graph}/{version}/oauth/access_token, then the short-lived token
 //               traded for a long-lived one (grant_type=fb_exchange_token, about 60 days, no
-//               refresh token: the organization reconnects before it expires)
+//               refresh token: the organization reconnects before it expires); both answer
+//               refusals in the Graph API's error shape, read by `metaLoginFailure`
 //   accounts    GET    /me/adaccounts?fields=id,name,account_id        (cursor paging)
 //   audience    POST   /act_{id}/customaudiences  name, subtype=CUSTOM, customer_file_source=USER_PROVIDED_ONLY
 //   members     POST   /{audience_id}/users       payload={schema:EMAIL_SHA256,data:[hash,...]}, session={...}
@@ -27,6 +28,7 @@ import {
   type BatchOutcome,
   type BatchPosition,
 } from './ads-platform.js'
+import { metaLoginFailure } from './meta-errors.js'
 import { type GraphContext, graphRequest } from './meta-graph.js'
 import type { TokenSet } from './oauth.js'
 import { metaDialogUrl, metaGraphUrl, metaGraphVersion, metaScopes } from './platform-endpoints.js'
@@ -140,6 +142,9 @@ export function createMetaAdsPlatform(options: MetaAdsPlatformOptions): AdsPlatf
     // Asks again for a permission the person declined before, instead of connecting without it.
     authorizationParams: { auth_type: 'rerequest' },
     keepTokens: (tokens) => longLivedTokens(context, options, tokens, now),
+    // Meta's token endpoint answers the code exchange's refusals in the Graph API's error shape.
+    tokenEndpointFailure: (status, body, secrets) =>
+      metaLoginFailure('code', status, body, [options.appSecret, ...secrets]),
     listAccounts: (token) => listAdAccounts(context, token),
     isAccountId: (id) => /^(act_)?\d{1,20}$/.test(id),
     async createAudience(token, accountId, name) {
@@ -179,6 +184,7 @@ async function longLivedTokens(
       fb_exchange_token: tokens.accessToken,
     },
     secrets: [tokens.accessToken],
+    failure: (status, body, headers, secrets) => metaLoginFailure('trade', status, body, secrets, headers),
   })
   if (typeof answer.access_token !== 'string' || !answer.access_token) {
     throw new AdsPlatformError('report', 'Meta answered the long-lived token exchange without a token')

@@ -100,6 +100,48 @@ export function metaFailure(
   return new AdsPlatformError('report', reportWords(code, subcode, said), details)
 }
 
+/**
+ * Meta's refusal of a login step: the code exchange (`code`) or the long-lived token trade
+ * (`trade`) at /oauth/access_token, both answered in the Graph API's error shape, not RFC 6749's.
+ * The refusals of the code itself (expired 100/36007, used 100/36009, a redirect URI Meta does not
+ * take 191 or 100/36008) say what the person does next, in Meta's words too; the others read as any
+ * Graph API failure (a refused token, the app's id or secret, throttling).
+ */
+export function metaLoginFailure(
+  step: 'code' | 'trade',
+  status: number,
+  body: unknown,
+  secrets: readonly string[],
+  headers: Headers = new Headers(),
+): AdsPlatformError {
+  const error = errorOf(body)
+  const code = Number(error?.code)
+  const subcode = Number(error?.error_subcode)
+  const advice = error ? loginAdvice(step, code, subcode) : undefined
+  if (!error || !advice) return metaFailure(status, body, headers, secrets)
+  return new AdsPlatformError('report', `${advice} (${metaWords(error, secrets)})`, { status, code })
+}
+
+function loginAdvice(step: 'code' | 'trade', code: number, subcode: number): string | undefined {
+  if (code === 191 || (code === 100 && subcode === 36008)) {
+    return (
+      "Meta refused this server's redirect URI: the Meta app's Valid OAuth Redirect URIs must list " +
+      'PUBLIC_URL/integrations/callback/<type> exactly, and PUBLIC_URL be the address browsers use'
+    )
+  }
+  if (step !== 'code' || code !== 100) return undefined
+  if (subcode === 36007) {
+    return 'The Meta authorization code expired before this server could use it: start the installation again'
+  }
+  if (subcode === 36009) {
+    return (
+      'This Meta authorization code was already used (the page was reloaded or opened twice): start ' +
+      'the installation again'
+    )
+  }
+  return 'Meta refused the authorization code: start the installation again'
+}
+
 /** What a person reads about a failure that is neither throttling nor a refused token. */
 function reportWords(code: number, subcode: number | undefined, said: string): string {
   if (isMetaTermsMissing(code)) {

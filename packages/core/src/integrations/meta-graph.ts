@@ -27,6 +27,8 @@ export interface GraphRequest {
   token?: string
   /** More values no error message may quote (the token being exchanged). */
   secrets?: readonly string[]
+  /** Reads Meta's refusal instead of `metaFailure` (the login's own refusals). */
+  failure?: typeof metaFailure
 }
 
 /** Meta's `appsecret_proof`: lowercase hex HMAC-SHA256 of the access token, keyed with the app secret. */
@@ -56,17 +58,18 @@ export async function graphRequest<T>(context: GraphContext, request: GraphReque
     ...(inQuery ? {} : { body: params.toString() }),
   })
   const text = await readCapped(response, context.maxAnswerBytes)
+  const failure = request.failure ?? metaFailure
   let body: unknown
   try {
     body = text ? JSON.parse(text) : {}
   } catch {
-    if (!response.ok) throw metaFailure(response.status, undefined, response.headers, secrets)
+    if (!response.ok) throw failure(response.status, undefined, response.headers, secrets)
     throw new AdsPlatformError('report', "Meta's Graph API answered something else than JSON", {
       status: response.status,
     })
   }
   const refused = typeof body === 'object' && body !== null && 'error' in body
-  if (!response.ok || refused) throw metaFailure(response.status, body, response.headers, secrets)
+  if (!response.ok || refused) throw failure(response.status, body, response.headers, secrets)
   return body as T
 }
 

@@ -83,6 +83,24 @@ function tokenSet(response: oauth.TokenEndpointResponse, previousRefresh?: strin
   }
 }
 
+/**
+ * The token endpoint answered an error outside RFC 6749's form (Meta's `{ error: { message, code,
+ * error_subcode } }`, where `error` is an object), which oauth4webapi does not read: its status and
+ * parsed body, for the platform's adapter to put in words (`AdsPlatform.tokenEndpointFailure`).
+ */
+export class TokenEndpointError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(`the token endpoint answered HTTP ${status} without an OAuth error`)
+    this.name = 'TokenEndpointError'
+  }
+}
+
+/** The most of an error answer read. */
+const maxErrorBytes = 64 * 1024
+
 async function grant<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work()
@@ -90,7 +108,29 @@ async function grant<T>(work: () => Promise<T>): Promise<T> {
     if (error instanceof oauth.ResponseBodyError) {
       throw new OAuthGrantError(error.error, `the provider refused: ${error.error}`)
     }
+    const response = errorResponse(error)
+    if (response) throw new TokenEndpointError(response.status, await errorBody(response))
     throw error
+  }
+}
+
+/** The error answer behind oauth4webapi's "not a conform response" and challenge errors. */
+function errorResponse(error: unknown): Response | undefined {
+  const response =
+    error instanceof oauth.WWWAuthenticateChallengeError
+      ? error.response
+      : error instanceof oauth.OperationProcessingError
+        ? error.cause
+        : undefined
+  return response instanceof Response && response.status >= 400 ? response : undefined
+}
+
+async function errorBody(response: Response): Promise<unknown> {
+  try {
+    const text = await response.text()
+    return text.length > maxErrorBytes ? undefined : JSON.parse(text)
+  } catch {
+    return undefined
   }
 }
 

@@ -7,7 +7,7 @@ import { audienceMembers } from './audience-members.js'
 import { GoogleServerError, invalidArgument, notFound, unauthenticated } from './errors.js'
 import { retrieveRequestStatus } from './request-status.js'
 import type { GoogleServerRequest, GoogleState } from './state.js'
-import { createUserList } from './user-lists.js'
+import { createUserList, listUserLists } from './user-lists.js'
 
 export async function listenGoogleServer(state: GoogleState): Promise<Server> {
   const server = createServer((request, response) => {
@@ -87,6 +87,10 @@ function route(state: GoogleState, method: string, url: URL, body: unknown): unk
   const lists = userListsPath.exec(path)
   if (method === 'POST' && lists) {
     return createUserList(state, decodeURIComponent(lists[1]!), decodeURIComponent(lists[2]!), body)
+  }
+  if (method === 'GET' && lists) {
+    const query = Object.fromEntries(url.searchParams)
+    return listUserLists(state, decodeURIComponent(lists[1]!), decodeURIComponent(lists[2]!), query)
   }
   throw notFound(method, path)
 }

@@ -1,10 +1,15 @@
-// POST /v1/accountTypes/{accountType}/accounts/{account}/userLists: CreateUserList, its body the
-// UserList. Checked as Google documents it for a Customer Match list: `displayName` required and
-// unique in the account, `membershipDuration` whole days (at most 540), `ingestedUserListInfo` with
-// exactly one upload key type. Output-only fields in the body are ignored, as AIP-203 says.
-import { invalidArgument, permissionDenied, requiredField } from './errors.js'
+// /v1/accountTypes/{accountType}/accounts/{account}/userLists:
+//   POST  CreateUserList, its body the UserList. Checked as Google documents it for a Customer Match
+//         list: `displayName` required and unique in the account, `membershipDuration` whole days
+//         (at most 540), `ingestedUserListInfo` with exactly one upload key type. Output-only fields
+//         in the body are ignored, as AIP-203 says.
+//   GET   ListUserLists: `pageSize` (50 unless set, at most 1000), `pageToken` (valid only with the
+//         other parameters of the call that answered it), `filter` (user-list-filter.ts); answers
+//         `{ userLists, nextPageToken }`, each omitted when empty as proto3 JSON does.
+import { invalidArgument, invalidValue, permissionDenied, requiredField } from './errors.js'
 import { enumValue, fieldPath, type Json, message, repeated, required, text } from './fields.js'
 import type { GoogleState, UserListState } from './state.js'
+import { meets, parseUserListFilter } from './user-list-filter.js'
 
 const userListFields = [
   'name',
@@ -114,6 +119,77 @@ export function createUserList(
   const created: UserListState = { id, resource, members: new Set() }
   lists.set(id, created)
   return resource
+}
+
+const defaultPageSize = 50
+const maxPageSize = 1000
+
+export function listUserLists(
+  state: GoogleState,
+  accountType: string,
+  accountId: string,
+  query: Record<string, string>,
+): Json {
+  for (const name of Object.keys(query)) {
+    if (!['pageSize', 'pageToken', 'filter'].includes(name)) {
+      throw invalidArgument(
+        '',
+        'INVALID_ARGUMENT',
+        `Invalid JSON payload received. Unknown name "${name}": Cannot bind query parameter.`,
+      )
+    }
+  }
+  const lists = accountLists(state, accountType, accountId)
+  const pageSize = pageSizeOf(query.pageSize)
+  const filter = query.filter ?? ''
+  const conditions = parseUserListFilter(filter)
+  const start = query.pageToken ? offsetOf(query.pageToken, { filter, pageSize: query.pageSize ?? '' }) : 0
+  const found = [...lists.values()].map((l) => l.resource).filter((r) => meets(r, conditions))
+  const page = found.slice(start, start + pageSize)
+  const next = start + pageSize < found.length ? start + pageSize : undefined
+  return {
+    ...(page.length > 0 ? { userLists: page } : {}),
+    ...(next !== undefined
+      ? { nextPageToken: pageToken({ offset: next, filter, pageSize: query.pageSize ?? '' }) }
+      : {}),
+  }
+}
+
+function pageSizeOf(value: string | undefined): number {
+  if (value === undefined) return defaultPageSize
+  if (!/^-?\d+$/.test(value)) throw invalidValue('page_size', 'TYPE_INT32', value)
+  const size = Number(value)
+  if (size < 0) throw invalidArgument('page_size', 'INVALID_ARGUMENT', 'The page size must not be negative.')
+  return size === 0 ? defaultPageSize : Math.min(size, maxPageSize)
+}
+
+interface PageState {
+  offset: number
+  filter: string
+  pageSize: string
+}
+
+/** An opaque token holding where the next page starts and the parameters it belongs to. */
+const pageToken = (page: PageState) => Buffer.from(JSON.stringify(page)).toString('base64url')
+
+function offsetOf(token: string, call: Omit<PageState, 'offset'>): number {
+  let page: Partial<PageState> | undefined
+  try {
+    page = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Partial<PageState>
+  } catch {
+    page = undefined
+  }
+  if (!page || typeof page.offset !== 'number') {
+    throw invalidArgument('page_token', 'INVALID_ARGUMENT', 'The page token is not valid.')
+  }
+  if (page.filter !== call.filter || page.pageSize !== call.pageSize) {
+    throw invalidArgument(
+      'page_token',
+      'INVALID_ARGUMENT',
+      'The parameters of a paged call must match those of the call that answered the page token.',
+    )
+  }
+  return page.offset
 }
 
 /** A Duration in JSON (`"7776000s"`), whole days; unset: the maximum. */
