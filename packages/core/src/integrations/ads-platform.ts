@@ -123,7 +123,12 @@ export interface AdsPlatform {
    */
   readonly emailRule?: EmailRule
   /** A new customer-list audience on the account; its id. */
-  createAudience(token: string, accountId: string, name: string): Promise<string>
+  /**
+   * `origin` names what the audience is made from (the list's id): a platform that reuses an
+   * audience of the same name (Google refuses a second list of one name) reuses only one made from
+   * the same origin, so two lists of one name never fill, and empty, one audience.
+   */
+  createAudience(token: string, accountId: string, name: string, origin?: string): Promise<string>
   /** Adds members: SHA-256 hex of normalized emails, at most `maxBatch`. */
   addMembers(
     token: string,

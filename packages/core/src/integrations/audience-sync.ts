@@ -206,7 +206,9 @@ async function startContext(
 async function ensureAudience(ctx: SyncContext): Promise<void> {
   if (ctx.target.audienceId) return
   const { accountId } = ctx.target
-  const made = await ctx.withToken((token) => ctx.platform.createAudience(token, accountId, ctx.audienceName))
+  const made = await ctx.withToken((token) =>
+    ctx.platform.createAudience(token, accountId, ctx.audienceName, ctx.list.id),
+  )
   await updateFlowState(ctx.deps, ctx.flow, (next) => {
     next.audiences[ctx.key] = made
   })

@@ -83,7 +83,7 @@ export function createGoogleAdsPlatform(options: GoogleAdsPlatformOptions): AdsP
     listAccounts: async (token) => (options.listAccounts ? options.listAccounts(token) : undefined),
     isAccountId: isGoogleAdsCustomerId,
     emailRule: 'google',
-    async createAudience(token, accountId, name) {
+    async createAudience(token, accountId, name, origin) {
       const customerId = checkedCustomerId(accountId)
       const displayName = name.trim()
       if (!displayName) throw new AdsPlatformError('report', 'A Google Ads list needs a name')
@@ -92,12 +92,12 @@ export function createGoogleAdsPlatform(options: GoogleAdsPlatformOptions): AdsP
         const userList = await googleCall<{ name?: unknown; id?: unknown }>(http, token, {
           method: 'POST',
           url: listsUrl,
-          body: userListBody(displayName, description, membershipDuration),
+          body: userListBody(displayName, describedOrigin(description, origin), membershipDuration),
         })
         return userListId(userList)
       } catch (error) {
         if (!(error instanceof AdsPlatformError) || error.details.code !== nameTaken) throw error
-        return reusedUserList(http, token, listsUrl, displayName, error)
+        return reusedUserList(http, token, { listsUrl, displayName, origin }, error)
       }
     },
     addMembers: (token, target, hashes) => members('ingest', token, target, hashes),
@@ -117,25 +117,37 @@ export function createGoogleAdsPlatform(options: GoogleAdsPlatformOptions): AdsP
 const nameTaken = 'DISPLAY_NAME_ALREADY_USED'
 
 /**
- * The account's Customer Match list of that name, made before (by an earlier sync of the list, or a
- * flow deleted and made again): its id. Google's refusal stands when there is none, or when the
- * name belongs to a list of another kind, which contact uploads cannot fill.
+ * The description of a list made from `origin`: the origin in it, so a list of the same name can be
+ * told apart later (`(from list_…)`).
+ */
+const describedOrigin = (description: string, origin: string | undefined) =>
+  origin ? `${description} (from ${origin})` : description
+
+/**
+ * The account's Customer Match list of that name made before from the same origin (an earlier sync
+ * of the list, or a flow deleted and made again): its id. Google's refusal stands when there is
+ * none, when the name belongs to a list of another kind, which contact uploads cannot fill, or to a
+ * list made from another origin (another list of the same name: it would empty this one's members).
  */
 async function reusedUserList(
   http: GoogleHttp,
   token: string,
-  listsUrl: string,
-  displayName: string,
+  wanted: { listsUrl: string; displayName: string; origin: string | undefined },
   refusal: AdsPlatformError,
 ): Promise<string> {
-  const existing = await userListNamed(http, token, listsUrl, displayName)
+  const existing = await userListNamed(http, token, wanted.listsUrl, wanted.displayName)
   if (!existing) throw refusal
+  const refused = (why: string) =>
+    new AdsPlatformError('report', `${refusal.message}; ${why}`, refusal.details)
   if (!existing.contactList) {
-    throw new AdsPlatformError(
-      'report',
-      `${refusal.message}; the list of that name on the account is not a Customer Match contact list ` +
-        `(list ${existing.id}): rename one of them`,
-      refusal.details,
+    throw refused(
+      `the list of that name on the account is not a Customer Match contact list (list ${existing.id}): rename one of them`,
+    )
+  }
+  if (wanted.origin && !existing.description.includes(`(from ${wanted.origin})`)) {
+    throw refused(
+      `the list of that name on the account (list ${existing.id}) was not made from this list: ` +
+        "give the audience another name (the sync action's audienceName)",
     )
   }
   return existing.id

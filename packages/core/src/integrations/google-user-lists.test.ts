@@ -130,4 +130,17 @@ describe('the Google adapter: a list name already used on the account', () => {
       ['display_name = "Segment"', 'page-2'],
     ])
   })
+
+  it('reuses a list of that name only when it was made from the same list (its origin in the description)', async () => {
+    const made = await ads.createAudience(google.token, account, 'Decision makers', 'list_aaa')
+    expect(named('Decision makers')[0]).toMatchObject({
+      description: 'Customer list kept in sync by visitor-id (from list_aaa)',
+    })
+    expect(await ads.createAudience(google.token, account, 'Decision makers', 'list_aaa')).toBe(made)
+    const other = await failure(ads.createAudience(google.token, account, 'Decision makers', 'list_bbb'))
+    expect(other.kind).toBe('report')
+    expect(other.message).toContain(`(list ${made}) was not made from this list`)
+    expect(other.message).toContain('audienceName')
+    expect(named('Decision makers')).toHaveLength(1)
+  })
 })

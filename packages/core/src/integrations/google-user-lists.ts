@@ -16,6 +16,8 @@ export interface FoundUserList {
   id: string
   /** Whether it is a Customer Match list of contact information, which this server fills. */
   contactList: boolean
+  /** Its description ('' when it has none). */
+  description: string
 }
 
 /** The `filter` value matching the display name exactly: `display_name = "list \"1\""`. */
@@ -51,6 +53,7 @@ interface UserListFields {
   name?: unknown
   id?: unknown
   displayName?: unknown
+  description?: unknown
   readOnly?: unknown
   ingestedUserListInfo?: { uploadKeyTypes?: unknown }
 }
@@ -61,5 +64,6 @@ function foundList(list: UserListFields): FoundUserList | undefined {
   if (!/^\d+$/.test(id)) return undefined
   const keys = list.ingestedUserListInfo?.uploadKeyTypes
   const contactList = list.readOnly !== true && Array.isArray(keys) && keys.includes('CONTACT_ID')
-  return { id, contactList }
+  const description = typeof list.description === 'string' ? list.description : ''
+  return { id, contactList, description }
 }
