@@ -1296,7 +1296,7 @@ export interface paths {
         };
         /**
          * The organization's integrations
-         * @description Both types, installed or not: `configured` (the server has the type's settings), `installed`, `status`, the ads accounts and the selected one.
+         * @description Both types, installed or not: `configured` (the server has the type's settings), `installed`, `status`, `expiresAt`, the ads accounts and the selected one. `status`: `not_installed`; `connected`; `reconnect_soon` (a grant without a refresh token, such as Meta's, ends within 7 days: install again through `request-install` before `expiresAt`); `reauthorization_required` (the provider refused the stored grant, or it is past `expiresAt`: flows fail until it is installed again). Installing again stores the new grant: `connected`, with its new `expiresAt`.
          *
          *     Required scope: `read` (or `admin`, which grants it).
          */
@@ -14639,10 +14639,12 @@ export interface operations {
                         /** @description Connected: tokens are stored */
                         installed: boolean;
                         /**
-                         * @description `reauthorization_required`: the provider refused the stored refresh token; install again
+                         * @description `connected`: working. `reconnect_soon`: working, but its grant has no refresh token and expires within 7 days (`expiresAt`): install again before then. `reauthorization_required`: the provider refused the stored grant, or a grant without a refresh token is past `expiresAt`; install again.
                          * @enum {string}
                          */
-                        status: "not_installed" | "connected" | "reauthorization_required";
+                        status: "not_installed" | "connected" | "reconnect_soon" | "reauthorization_required";
+                        /** @description When the stored grant stops working (a grant without a refresh token, e.g. Meta's long-lived token, about 60 days); null when it refreshes itself or there is none */
+                        expiresAt: string | null;
                         adsAccounts: {
                             id: string;
                             name: string;
@@ -15164,10 +15166,12 @@ export interface operations {
                         /** @description Connected: tokens are stored */
                         installed: boolean;
                         /**
-                         * @description `reauthorization_required`: the provider refused the stored refresh token; install again
+                         * @description `connected`: working. `reconnect_soon`: working, but its grant has no refresh token and expires within 7 days (`expiresAt`): install again before then. `reauthorization_required`: the provider refused the stored grant, or a grant without a refresh token is past `expiresAt`; install again.
                          * @enum {string}
                          */
-                        status: "not_installed" | "connected" | "reauthorization_required";
+                        status: "not_installed" | "connected" | "reconnect_soon" | "reauthorization_required";
+                        /** @description When the stored grant stops working (a grant without a refresh token, e.g. Meta's long-lived token, about 60 days); null when it refreshes itself or there is none */
+                        expiresAt: string | null;
                         adsAccounts: {
                             id: string;
                             name: string;

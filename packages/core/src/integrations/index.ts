@@ -38,6 +38,13 @@ export {
   normalizeGoogleEmail,
 } from './google-data-manager.js'
 export {
+  grantExpiresAt,
+  type IntegrationStatus,
+  integrationStatus,
+  reconnectMarginMs,
+  type StoredGrant,
+} from './grant-expiry.js'
+export {
   accessToken,
   callbackPath,
   completeInstall,

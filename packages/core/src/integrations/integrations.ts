@@ -14,6 +14,7 @@ import { secretBox } from '../secret-box/secret-box.js'
 import type { Store } from '../store/client.js'
 import { storedTime } from '../store/time.js'
 import type { AdsAccount, AdsPlatform } from './ads-platform.js'
+import { grantExpiresAt, integrationStatus } from './grant-expiry.js'
 import {
   authorizationUrl,
   exchangeCode,
@@ -433,10 +434,14 @@ export class ReauthorizationRequiredError extends Error {
 
 const reauthorize = (type: IntegrationType) => new ReauthorizationRequiredError(type)
 
-/** What `GET /integrations/{organizationId}` shows of each type. */
+/**
+ * What `GET /integrations/{organizationId}` shows of each type at `now` (ms since the epoch):
+ * `status` and `expiresAt` as grant-expiry.ts reads the stored grant.
+ */
 export function presentIntegrations(
   settings: Config['integrations'],
   rows: Map<IntegrationType, IntegrationRow>,
+  now: number = Date.now(),
 ) {
   return integrationTypes.map((type) => {
     const row = rows.get(type)
@@ -449,7 +454,8 @@ export function presentIntegrations(
       name: settings[type]?.name ?? (type === 'searchAds' ? 'Search ads' : 'Social ads'),
       configured: settings[type] !== undefined,
       installed: row !== undefined,
-      status: row ? row.status : ('not_installed' as const),
+      status: row ? integrationStatus(row, now) : ('not_installed' as const),
+      expiresAt: row ? grantExpiresAt(row) : null,
       adsAccounts: row?.ads_accounts ?? [],
       accountIdEntry: row?.ads_accounts === null,
       selectedAdsAccount: selected,
