@@ -926,7 +926,7 @@ export interface paths {
         };
         /**
          * The partner's defaults for its organizations' lifecycle emails
-         * @description Every key, `true` when enabled (unset keys are enabled). Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`.
+         * @description Every key, `true` when enabled (unset keys are enabled). Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`, `integration_reconnect`.
          *
          *     Required scope: `read` (or `admin`, which grants it).
          */
@@ -1296,7 +1296,7 @@ export interface paths {
         };
         /**
          * The organization's integrations
-         * @description Both types, installed or not: `configured` (the server has the type's settings), `installed`, `status`, `expiresAt`, the ads accounts and the selected one. `status`: `not_installed`; `connected`; `reconnect_soon` (a grant without a refresh token, such as Meta's, ends within 7 days: install again through `request-install` before `expiresAt`); `reauthorization_required` (the provider refused the stored grant, or it is past `expiresAt`: flows fail until it is installed again). Installing again stores the new grant: `connected`, with its new `expiresAt`.
+         * @description Both types, installed or not: `configured` (the server has the type's settings), `installed`, `status`, `expiresAt`, the ads accounts and the selected one. `status`: `not_installed`; `connected`; `reconnect_soon` (a grant without a refresh token, such as Meta's, ends within 7 days: install again through `request-install` before `expiresAt`; the members are mailed once per grant, email preference `integration_reconnect`); `reauthorization_required` (the provider refused the stored grant, or it is past `expiresAt`: flows fail until it is installed again). Installing again stores the new grant: `connected`, with its new `expiresAt`.
          *
          *     Required scope: `read` (or `admin`, which grants it).
          */
@@ -11438,6 +11438,7 @@ export interface operations {
                             subscription_canceled: boolean;
                             payment_failed: boolean;
                             renewal_receipt: boolean;
+                            integration_reconnect: boolean;
                         };
                     };
                 };
@@ -11530,7 +11531,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`; the keys left out keep their value */
+                    /** @description Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`, `integration_reconnect`; the keys left out keep their value */
                     preferences: {
                         credits_exhausted?: boolean;
                         credits_low?: boolean;
@@ -11539,6 +11540,7 @@ export interface operations {
                         subscription_canceled?: boolean;
                         payment_failed?: boolean;
                         renewal_receipt?: boolean;
+                        integration_reconnect?: boolean;
                     };
                 };
             };
@@ -11756,6 +11758,12 @@ export interface operations {
                                 /** @description True when the value is the partner's default */
                                 inherited: boolean;
                             };
+                            /** @description EffectiveEmailPreference */
+                            integration_reconnect: {
+                                enabled: boolean;
+                                /** @description True when the value is the partner's default */
+                                inherited: boolean;
+                            };
                         };
                     };
                 };
@@ -11908,7 +11916,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`; the keys left out keep their value */
+                    /** @description Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`, `integration_reconnect`; the keys left out keep their value */
                     preferences: {
                         credits_exhausted?: boolean;
                         credits_low?: boolean;
@@ -11917,6 +11925,7 @@ export interface operations {
                         subscription_canceled?: boolean;
                         payment_failed?: boolean;
                         renewal_receipt?: boolean;
+                        integration_reconnect?: boolean;
                     };
                 };
             };

@@ -249,7 +249,8 @@ export const integrationRoutes: Route[] = [
       "Both types, installed or not: `configured` (the server has the type's settings), `installed`, " +
       '`status`, `expiresAt`, the ads accounts and the selected one. `status`: `not_installed`; ' +
       "`connected`; `reconnect_soon` (a grant without a refresh token, such as Meta's, ends within 7 " +
-      'days: install again through `request-install` before `expiresAt`); `reauthorization_required` (the ' +
+      'days: install again through `request-install` before `expiresAt`; the members are mailed ' +
+      'once per grant, email preference `integration_reconnect`); `reauthorization_required` (the ' +
       'provider refused the stored grant, or it is past `expiresAt`: flows fail until it is ' +
       'installed again). Installing again stores the new grant: `connected`, with its new `expiresAt`.',
     params: organizationParams,

@@ -53,6 +53,7 @@ export {
   type IntegrationDeps,
   type IntegrationRow,
   type IntegrationType,
+  integrationName,
   integrationTypes,
   integratorToken,
   platformOf,

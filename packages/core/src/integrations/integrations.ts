@@ -434,6 +434,10 @@ export class ReauthorizationRequiredError extends Error {
 
 const reauthorize = (type: IntegrationType) => new ReauthorizationRequiredError(type)
 
+/** The type's name as organizations see it: the configured one (`*_NAME`), else a plain one. */
+export const integrationName = (settings: Config['integrations'], type: IntegrationType): string =>
+  settings[type]?.name ?? (type === 'searchAds' ? 'Search ads' : 'Social ads')
+
 /**
  * What `GET /integrations/{organizationId}` shows of each type at `now` (ms since the epoch):
  * `status` and `expiresAt` as grant-expiry.ts reads the stored grant.
@@ -451,7 +455,7 @@ export function presentIntegrations(
     const selected = !id ? null : listed ? (listed.find((a) => a.id === id) ?? null) : { id, name: id }
     return {
       type,
-      name: settings[type]?.name ?? (type === 'searchAds' ? 'Search ads' : 'Social ads'),
+      name: integrationName(settings, type),
       configured: settings[type] !== undefined,
       installed: row !== undefined,
       status: row ? integrationStatus(row, now) : ('not_installed' as const),
