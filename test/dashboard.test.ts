@@ -3,9 +3,11 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
+import { metaOAuthEndpoints } from '@visitor-id/core/integrations'
 import type { BootstrapFile } from '@visitor-id/core/organizations'
 import { closeChromium, findChromium, launchChromium } from '@visitor-id/testing/chromium'
 import { startZoneServer } from '@visitor-id/testing/dns-zone-server'
+import { type MetaGraphServer, startMetaGraphServer } from '@visitor-id/testing/meta-graph-server'
 import {
   killServerProcess,
   repoRoot,
@@ -19,8 +21,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 // The dashboard (/app) in a real browser against a real server filled by `seed-demo`: sign-in,
 // every page with figures checked against the API, the profile panel, an ICP config, partner
-// rules (live validation, preview), a list, a key created and revoked; axe-core on every page
-// (no serious or critical violation) and a screenshot of each in test-results/dashboard/.
+// rules (live validation, preview), a list, a key created and revoked, the banner of an integration
+// to reconnect (socialAds on a local Graph API); axe-core on every page (no serious or critical
+// violation) and a screenshot of each in test-results/dashboard/.
 
 const data = tempDir('vid-dashboard-')
 const shots = path.join(repoRoot, 'test-results', 'dashboard')
@@ -35,6 +38,8 @@ const pageErrors: string[] = []
 const received: { headers: IncomingHttpHeaders; body: string }[] = []
 let receiver: Server
 let dns: Awaited<ReturnType<typeof startZoneServer>>
+/** Meta's Graph API and login dialog: socialAds installs through it. */
+let meta: MetaGraphServer
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 const api = async <T = Record<string, unknown>>(route: string, init: RequestInit = {}, partner = false) => {
@@ -81,6 +86,31 @@ async function screenshot(name: string) {
   await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true })
 }
 
+/**
+ * The person authorizes on Meta's dialog; the callback stores the grant. PUBLIC_URL is unset (the
+ * server listens on a free port), so the callback's path is brought to this server.
+ */
+async function authorize(url: string) {
+  const dialog = await fetch(url, { redirect: 'manual' })
+  const back = new URL(dialog.headers.get('location')!)
+  const callback = await fetch(`${server!.url}${back.pathname}${back.search}`)
+  expect(await callback.text()).toContain('Connected')
+}
+
+/** A new sub-organization with socialAds installed, its long-lived token lasting `seconds`; its id. */
+async function withSocialAds(name: string, seconds: number) {
+  const { id } = await api<{ id: string }>('/organization', {
+    method: 'POST',
+    body: JSON.stringify({ organizationName: name }),
+  })
+  meta.setLongLivedSeconds(seconds)
+  const { url } = await api<{ url: string }>(
+    `/integrations/request-install?integrationType=socialAds&organizationId=${id}`,
+  )
+  await authorize(url)
+  return id
+}
+
 const numberIn = async (selector: string) =>
   Number((await page.locator(selector).first().innerText()).replace(/[^\d]/g, ''))
 
@@ -106,12 +136,22 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
   // The custom domain's CNAME, as the partner would create it, in a DNS zone of the test's own.
   dns = await startZoneServer({ 'track.example.com': { CNAME: 'cname.visitor-id.test' } })
-  // The webhook receiver is on loopback; custom domains point their CNAME at a test name.
+  meta = await startMetaGraphServer()
+  const endpoints = metaOAuthEndpoints({ graphUrl: meta.url, dialogUrl: meta.url })
+  // The webhook receiver is on loopback; custom domains point their CNAME at a test name; socialAds
+  // is Meta, at the local Graph API.
   server = await startServerProcess({
     DATA_DIR: data.dir,
     WEBHOOK_ALLOW_PRIVATE: '1',
     CUSTOM_DOMAIN_TARGET: 'cname.visitor-id.test',
     DNS_SERVERS: dns.address,
+    SECRET_KEY: 'a-test-secret-key-of-at-least-32-characters',
+    SOCIAL_ADS_PLATFORM: 'meta',
+    SOCIAL_ADS_CLIENT_ID: meta.appId,
+    SOCIAL_ADS_CLIENT_SECRET: meta.appSecret,
+    SOCIAL_ADS_AUTHORIZE_URL: endpoints.authorizeUrl,
+    SOCIAL_ADS_TOKEN_URL: endpoints.tokenUrl,
+    SOCIAL_ADS_API_URL: meta.url,
   })
   browser = await launchChromium(await findChromium())
   context = await browser.newContext({
@@ -134,6 +174,7 @@ afterAll(async () => {
   await killServerProcess(server)
   await new Promise((resolve) => receiver?.close(resolve))
   await dns?.close()
+  await meta?.close()
   data.remove()
 })
 
@@ -599,6 +640,70 @@ describe('dashboard', { timeout: 60_000 }, () => {
     await expectAccessible('empty organization')
     await picker.selectOption(boot.organizationId)
     await expect.poll(() => page.locator('tr[data-slug]').count()).toBeGreaterThan(0)
+  })
+
+  it('an integration within a week of its end shows a banner on every page; Reconnect installs it again', async () => {
+    const day = 24 * 3600
+    const expiring = await withSocialAds('Expiring ads', 3 * day)
+    const steady = await withSocialAds('Steady ads', 60 * day)
+    const banner = page.locator('.reconnect')
+    const socialAds = async (organizationId: string) =>
+      (
+        await api<{ type: string; status: string; expiresAt: string }[]>(`/integrations/${organizationId}`)
+      ).find((integration) => integration.type === 'socialAds')!
+    /** Waits for the organization's integrations to be read (by `action`) and shown. */
+    const shown = async (organizationId: string, action: () => Promise<unknown>) => {
+      const read = page.waitForResponse((r) => r.url().endsWith(`/integrations/${organizationId}`))
+      await action()
+      await read
+      await page.waitForTimeout(300)
+    }
+    const pick = (organizationId: string) =>
+      shown(organizationId, () =>
+        page.getByLabel('Organization', { exact: true }).selectOption(organizationId),
+      )
+    await page.reload()
+    expect((await socialAds(steady)).status).toBe('connected')
+    await pick(steady)
+    expect(await banner.count()).toBe(0)
+    await open('Lists')
+    expect(await banner.count()).toBe(0)
+
+    await pick(expiring)
+    const listed = await socialAds(expiring)
+    expect(listed.status).toBe('reconnect_soon')
+    // The day it stops, as the browser shows it (its time zone).
+    const ends = await page.evaluate(
+      (iso) => new Date(iso).toLocaleDateString(undefined, { month: 'short', day: 'numeric' }),
+      listed.expiresAt,
+    )
+    await expect.poll(() => banner.innerText()).toContain(`Social ads stops working on ${ends}`)
+    expect(await banner.getAttribute('data-status')).toBe('reconnect_soon')
+    for (const title of ['Overview', 'Settings']) {
+      await open(title)
+      await expect.poll(() => banner.count()).toBe(1)
+    }
+    await screenshot('reconnect-banner')
+    await expectAccessible('reconnect banner')
+
+    // Reconnect: the API's authorization page for this organization, then a fresh 60-day token.
+    let dialogUrl: string | undefined
+    await page.route(`${meta.url}/**`, async (route) => {
+      dialogUrl = route.request().url()
+      await route.fulfill({ contentType: 'text/html', body: '<title>Meta login</title>' })
+    })
+    await banner.getByRole('button', { name: 'Reconnect Social ads' }).click()
+    await expect.poll(() => dialogUrl).toMatch(/\/dialog\/oauth\?/)
+    await page.unroute(`${meta.url}/**`)
+    expect(new URL(dialogUrl!).searchParams.get('client_id')).toBe(meta.appId)
+    meta.setLongLivedSeconds(60 * day)
+    await authorize(dialogUrl!)
+    expect((await socialAds(expiring)).status).toBe('connected')
+    // Back in the app (the session kept the organization): no banner any more.
+    await shown(expiring, () => page.goto(`${server!.url}/app/`))
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    expect(await banner.count()).toBe(0)
+    await pick(boot.organizationId)
   })
 
   it('works from the keyboard: a skip link first, links followed with Enter, a visible focus', async () => {
