@@ -20,8 +20,9 @@ import { adsSteps, startAdsPlatforms } from './fixtures/ads-platforms.js'
 
 // The dashboard (/app) in a real browser against a real server filled by `seed-demo`: sign-in,
 // every page with figures checked against the API, the profile panel, an ICP config, partner
-// rules (live validation, preview), a list, a key created and revoked; axe-core on every page
-// (no serious or critical violation) and a screenshot of each in test-results/dashboard/.
+// rules (live validation, preview), a list and its audience syncs, a key created and revoked;
+// axe-core on every page (no serious or critical violation) and a screenshot of each in
+// test-results/dashboard/.
 
 const data = tempDir('vid-dashboard-')
 const shots = path.join(repoRoot, 'test-results', 'dashboard')

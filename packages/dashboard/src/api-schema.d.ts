@@ -926,7 +926,7 @@ export interface paths {
         };
         /**
          * The partner's defaults for its organizations' lifecycle emails
-         * @description Every key, `true` when enabled (unset keys are enabled). Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`.
+         * @description Every key, `true` when enabled (unset keys are enabled). Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`, `integration_reconnect`.
          *
          *     Required scope: `read` (or `admin`, which grants it).
          */
@@ -1296,7 +1296,7 @@ export interface paths {
         };
         /**
          * The organization's integrations
-         * @description Both types, installed or not: `configured` (the server has the type's settings), `installed`, `status`, the ads accounts and the selected one.
+         * @description Both types, installed or not: `configured` (the server has the type's settings), `installed`, `status`, `expiresAt`, the ads accounts and the selected one. `status`: `not_installed`; `connected`; `reconnect_soon` (a grant without a refresh token, such as Meta's, ends within 7 days: install again through `request-install` before `expiresAt`; the members are mailed once per grant, email preference `integration_reconnect`); `reauthorization_required` (the provider refused the stored grant, or it is past `expiresAt`: flows fail until it is installed again). Installing again stores the new grant: `connected`, with its new `expiresAt`.
          *
          *     Required scope: `read` (or `admin`, which grants it).
          */
@@ -11462,6 +11462,7 @@ export interface operations {
                             subscription_canceled: boolean;
                             payment_failed: boolean;
                             renewal_receipt: boolean;
+                            integration_reconnect: boolean;
                         };
                     };
                 };
@@ -11554,7 +11555,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`; the keys left out keep their value */
+                    /** @description Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`, `integration_reconnect`; the keys left out keep their value */
                     preferences: {
                         credits_exhausted?: boolean;
                         credits_low?: boolean;
@@ -11563,6 +11564,7 @@ export interface operations {
                         subscription_canceled?: boolean;
                         payment_failed?: boolean;
                         renewal_receipt?: boolean;
+                        integration_reconnect?: boolean;
                     };
                 };
             };
@@ -11780,6 +11782,12 @@ export interface operations {
                                 /** @description True when the value is the partner's default */
                                 inherited: boolean;
                             };
+                            /** @description EffectiveEmailPreference */
+                            integration_reconnect: {
+                                enabled: boolean;
+                                /** @description True when the value is the partner's default */
+                                inherited: boolean;
+                            };
                         };
                     };
                 };
@@ -11932,7 +11940,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`; the keys left out keep their value */
+                    /** @description Keys: `credits_exhausted`, `credits_low`, `first_visitor_identified`, `subscription_activated`, `subscription_canceled`, `payment_failed`, `renewal_receipt`, `integration_reconnect`; the keys left out keep their value */
                     preferences: {
                         credits_exhausted?: boolean;
                         credits_low?: boolean;
@@ -11941,6 +11949,7 @@ export interface operations {
                         subscription_canceled?: boolean;
                         payment_failed?: boolean;
                         renewal_receipt?: boolean;
+                        integration_reconnect?: boolean;
                     };
                 };
             };
@@ -14663,10 +14672,12 @@ export interface operations {
                         /** @description Connected: tokens are stored */
                         installed: boolean;
                         /**
-                         * @description `reauthorization_required`: the provider refused the stored refresh token; install again
+                         * @description `connected`: working. `reconnect_soon`: working, but its grant has no refresh token and expires within 7 days (`expiresAt`): install again before then. `reauthorization_required`: the provider refused the stored grant, or a grant without a refresh token is past `expiresAt`; install again.
                          * @enum {string}
                          */
-                        status: "not_installed" | "connected" | "reauthorization_required";
+                        status: "not_installed" | "connected" | "reconnect_soon" | "reauthorization_required";
+                        /** @description When the stored grant stops working (a grant without a refresh token, e.g. Meta's long-lived token, about 60 days); null when it refreshes itself or there is none */
+                        expiresAt: string | null;
                         adsAccounts: {
                             id: string;
                             name: string;
@@ -15194,10 +15205,12 @@ export interface operations {
                         /** @description Connected: tokens are stored */
                         installed: boolean;
                         /**
-                         * @description `reauthorization_required`: the provider refused the stored refresh token; install again
+                         * @description `connected`: working. `reconnect_soon`: working, but its grant has no refresh token and expires within 7 days (`expiresAt`): install again before then. `reauthorization_required`: the provider refused the stored grant, or a grant without a refresh token is past `expiresAt`; install again.
                          * @enum {string}
                          */
-                        status: "not_installed" | "connected" | "reauthorization_required";
+                        status: "not_installed" | "connected" | "reconnect_soon" | "reauthorization_required";
+                        /** @description When the stored grant stops working (a grant without a refresh token, e.g. Meta's long-lived token, about 60 days); null when it refreshes itself or there is none */
+                        expiresAt: string | null;
                         adsAccounts: {
                             id: string;
                             name: string;

@@ -3,6 +3,7 @@ import './styles.css'
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError, api, loadSession, partnerApi, type Session, saveSession } from './api.js'
+import { IntegrationNotices } from './components/integration-notices.js'
 import { ErrorMessage } from './components/ui.js'
 import { CompaniesPage } from './pages/companies.js'
 import { IcpPage } from './pages/icp.js'
@@ -174,6 +175,7 @@ function App() {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
+        <IntegrationNotices key={session.organizationId} session={session} />
         <h1>{page.title}</h1>
         <Page key={`${session.organizationId}${search}`} session={session} />
       </main>

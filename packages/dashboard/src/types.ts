@@ -10,11 +10,11 @@ type Got<P extends ApiPath<'get'>> = Answer<'get', P>
 type Query<P extends ApiPath<'get'>> = NonNullable<ApiPaths[P]['get']>['parameters']['query']
 
 export type Organization = Got<'/organization/list'>[number]
+export type Integration = Got<'/integrations/{organizationId}'>[number]
 export type VisitorProfile = Got<'/visitor-tracking/{organizationId}/visitors/{visitorId}'>
 export type IcpConfig = Got<'/organizations/{organizationId}/icp-configs'>[number]
 export type Recalculation = NonNullable<IcpConfig['recalculation']>
 export type SavedList = Extract<Got<'/lists/{id}'>, unknown[]>[number]
-export type Integration = Got<'/integrations/{organizationId}'>[number]
 export type PixelConfig = Got<'/visitor-tracking/{organizationId}'>['pixelConfig']
 /** A scope a new key may get. */
 export type ApiScope = NonNullable<NewKey['scopes']>[number]

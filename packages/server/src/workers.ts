@@ -11,6 +11,7 @@ import {
   creditEmail,
   emailSecret,
   firstVisitorEmail,
+  integrationReconnectEmails,
   type LifecycleEmailJob,
   lifecycleEmailJobName,
   sendLifecycleEmail,
@@ -71,9 +72,12 @@ function startReadModelPasses(parts: WorkerParts, started: StopList): void {
   started.add('workers', () => listRefresh.stop())
 }
 
-/** The daily custom-domain re-check and the billing sweep: passes on a timer, one process at a time. */
+/**
+ * The daily custom-domain re-check, the billing sweep and the integration reconnect emails: passes
+ * on a timer, one process at a time.
+ */
 function startPeriodicPasses(parts: WorkerParts, started: StopList): void {
-  const { config, store, coordination, services, log } = parts
+  const { config, store, repos, coordination, services, log } = parts
   const { locks } = coordination
   // Verified custom domains are checked again once a day; a record that disappeared fails.
   const resolver = createDnsResolver(config.ingest.dnsServers)
@@ -98,6 +102,26 @@ function startPeriodicPasses(parts: WorkerParts, started: StopList): void {
     onError: (error) => log.warn({ err: error }, 'billing sweep failed'),
   })
   started.add('workers', () => billingTask.stop())
+  // Grants without a refresh token (Meta's) ending within 7 days: their members are mailed, once
+  // per grant (recorded in the store), by an hourly pass.
+  const reconnectDeps = {
+    store,
+    repos,
+    coordination,
+    settings: config.integrations,
+    publicUrl: publicUrlOf(config),
+  }
+  const reconnectTask = startPeriodicTask({
+    locks,
+    lockName: 'integrations:reconnect-emails',
+    lockTtlMs: 10 * 60_000,
+    intervalMs: 60 * 60_000,
+    pass: async () => {
+      await integrationReconnectEmails(reconnectDeps)
+    },
+    onError: (error) => log.warn({ err: error }, 'integration reconnect emails failed'),
+  })
+  started.add('workers', () => reconnectTask.stop())
 }
 
 /**

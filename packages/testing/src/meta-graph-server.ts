@@ -102,6 +102,10 @@ function metaSide(state: MetaGraphState) {
     advanceClock: (ms: number) => {
       state.clockOffsetMs += ms
     },
+    /** The lifetime of the long-lived tokens traded from now on (a grant near its end, a fresh one). */
+    setLongLivedSeconds: (seconds: number) => {
+      state.longLivedSeconds = seconds
+    },
     /** When the token expires, in milliseconds since the epoch (server clock). */
     tokenExpiresAt: (token: string) => state.tokens.get(token)?.expiresAt,
     /** The next `count` requests (matching `failure.path` when given) answer this Meta error. */

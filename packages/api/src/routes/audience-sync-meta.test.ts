@@ -9,6 +9,7 @@ import { metaOAuthEndpoints } from '@visitor-id/core/integrations'
 import { audienceSyncFixtures } from '@visitor-id/testing/audience-sync-fixtures'
 import { type Harness, startHarness } from '@visitor-id/testing/harness'
 import { type MetaGraphServer, startMetaGraphServer } from '@visitor-id/testing/meta-graph-server'
+import { until } from '@visitor-id/testing/until'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 let h: Harness
@@ -109,6 +110,44 @@ describe('socialAds on Meta Custom Audiences', () => {
     // Every call after the login carries the app secret proof.
     for (const request of meta.requests.filter((r) => r.path.endsWith('/users'))) {
       expect(request.params.appsecret_proof).toMatch(/^[0-9a-f]{64}$/)
+    }
+  }, 60_000)
+
+  it('a long-lived token within 7 days of its end asks to be reconnected; installing again renews it', async () => {
+    const day = 24 * 3600
+    const listed = async (organizationId: string) =>
+      (await api('GET', `/integrations/${organizationId}`)).json()[1] as { status: string; expiresAt: string }
+    const around = (iso: string, seconds: number) =>
+      expect(Math.abs(Date.parse(iso) - (Date.now() + seconds * 1000))).toBeLessThan(60_000)
+    meta.setLongLivedSeconds(3 * day)
+    try {
+      const { organizationId } = await installed('socialAds', 'Expiring Meta')
+      const soon = await listed(organizationId)
+      expect(soon.status).toBe('reconnect_soon')
+      around(soon.expiresAt, 3 * day)
+      // Reconnecting is installing again: a new long-lived token, connected until its own end.
+      meta.setLongLivedSeconds(60 * day)
+      const { url } = (
+        await api(
+          'GET',
+          `/integrations/request-install?integrationType=socialAds&organizationId=${organizationId}`,
+        )
+      ).json()
+      const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location')!)
+      const page = await h.server.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` })
+      expect(page.body).toContain('Connected')
+      const renewed = await listed(organizationId)
+      expect(renewed.status).toBe('connected')
+      around(renewed.expiresAt, 60 * day)
+      // A token past its end needs a new authorization, before any call is refused.
+      meta.setLongLivedSeconds(2)
+      const expired = await installed('socialAds', 'Expired Meta')
+      expect((await listed(expired.organizationId)).status).toBe('reconnect_soon')
+      await until(
+        async () => (await listed(expired.organizationId)).status === 'reauthorization_required' || undefined,
+      )
+    } finally {
+      meta.setLongLivedSeconds(5_183_944)
     }
   }, 60_000)
 

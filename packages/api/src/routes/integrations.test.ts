@@ -202,6 +202,8 @@ describe('integrations', () => {
       configured: true,
       installed: true,
       status: 'connected',
+      // A grant with a refresh token renews itself: no end to show.
+      expiresAt: null,
       adsAccounts: [
         { id: '111', name: 'Acme Ads' },
         { id: '222', name: 'Acme Ads EU' },

@@ -34,8 +34,19 @@ const integrationSchema = z
     configured: z.boolean().describe("The server has this type's OAuth settings"),
     installed: z.boolean().describe('Connected: tokens are stored'),
     status: z
-      .enum(['not_installed', 'connected', 'reauthorization_required'])
-      .describe('`reauthorization_required`: the provider refused the stored refresh token; install again'),
+      .enum(['not_installed', 'connected', 'reconnect_soon', 'reauthorization_required'])
+      .describe(
+        '`connected`: working. `reconnect_soon`: working, but its grant has no refresh token and ' +
+          'expires within 7 days (`expiresAt`): install again before then. ' +
+          '`reauthorization_required`: the provider refused the stored grant, or a grant without a ' +
+          'refresh token is past `expiresAt`; install again.',
+      ),
+    expiresAt: timestamp
+      .nullable()
+      .describe(
+        "When the stored grant stops working (a grant without a refresh token, e.g. Meta's " +
+          'long-lived token, about 60 days); null when it refreshes itself or there is none',
+      ),
     adsAccounts: z.array(accountSchema),
     accountIdEntry: z
       .boolean()
@@ -236,7 +247,12 @@ export const integrationRoutes: Route[] = [
     summary: "The organization's integrations",
     description:
       "Both types, installed or not: `configured` (the server has the type's settings), `installed`, " +
-      '`status`, the ads accounts and the selected one.',
+      '`status`, `expiresAt`, the ads accounts and the selected one. `status`: `not_installed`; ' +
+      "`connected`; `reconnect_soon` (a grant without a refresh token, such as Meta's, ends within 7 " +
+      'days: install again through `request-install` before `expiresAt`; the members are mailed ' +
+      'once per grant, email preference `integration_reconnect`); `reauthorization_required` (the ' +
+      'provider refused the stored grant, or it is past `expiresAt`: flows fail until it is ' +
+      'installed again). Installing again stores the new grant: `connected`, with its new `expiresAt`.',
     params: organizationParams,
     response: { status: 200, description: 'The integrations', schema: z.array(integrationSchema) },
     errors: [],

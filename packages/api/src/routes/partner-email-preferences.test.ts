@@ -1,5 +1,6 @@
 // The five email preference routes: partner defaults, organization overrides and their inheritance,
-// omitted keys kept, unknown keys refused by name, DELETE reverting, other partners.
+// omitted keys kept, unknown keys refused by name, DELETE reverting, other partners. Every key,
+// `integration_reconnect` (beyond the spec's list) included.
 import { createPartner } from '@visitor-id/core/organizations'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -30,6 +31,7 @@ const keys = [
   'subscription_canceled',
   'payment_failed',
   'renewal_receipt',
+  'integration_reconnect',
 ]
 
 describe('email preferences', () => {
@@ -43,6 +45,12 @@ describe('email preferences', () => {
     await call('PUT', '/email-preferences', { preferences: { renewal_receipt: false } })
     const after = (await call('GET', '/email-preferences')).json().preferences
     expect(after).toMatchObject({ credits_low: false, renewal_receipt: false, credits_exhausted: true })
+    // A key beyond the spec's list: the integration reconnect reminder.
+    expect(
+      (await call('PUT', '/email-preferences', { preferences: { integration_reconnect: false } })).statusCode,
+    ).toBe(200)
+    expect((await call('GET', '/email-preferences')).json().preferences.integration_reconnect).toBe(false)
+    await call('PUT', '/email-preferences', { preferences: { integration_reconnect: true } })
   })
 
   it('an organization inherits the defaults, overrides win, DELETE reverts', async () => {
@@ -50,18 +58,20 @@ describe('email preferences', () => {
     const inherited = (await call('GET', url)).json().preferences
     expect(inherited.credits_low).toEqual({ enabled: false, inherited: true })
     expect(inherited.payment_failed).toEqual({ enabled: true, inherited: true })
-    await call('PUT', url, { preferences: { credits_low: true, payment_failed: false } })
+    await call('PUT', url, {
+      preferences: { credits_low: true, payment_failed: false, integration_reconnect: false },
+    })
     const own = (await call('GET', url)).json().preferences
     expect(own.credits_low).toEqual({ enabled: true, inherited: false })
     expect(own.payment_failed).toEqual({ enabled: false, inherited: false })
     expect(own.renewal_receipt).toEqual({ enabled: false, inherited: true })
+    expect(own.integration_reconnect).toEqual({ enabled: false, inherited: false })
     const reverted = await call('DELETE', url)
     expect(reverted.statusCode).toBe(200)
     expect(reverted.json()).toEqual({ message: expect.any(String) })
-    expect((await call('GET', url)).json().preferences.credits_low).toEqual({
-      enabled: false,
-      inherited: true,
-    })
+    const back = (await call('GET', url)).json().preferences
+    expect(back.credits_low).toEqual({ enabled: false, inherited: true })
+    expect(back.integration_reconnect).toEqual({ enabled: true, inherited: true })
   })
 
   it('unknown keys and wrong types are 400 naming them; other partners get 404 or their own', async () => {

@@ -1,4 +1,5 @@
 // The public face of core's email domain: what other packages import as @visitor-id/core/email.
+export { integrationReconnectEmails, type ReconnectEmailDeps } from './integration-reconnect.js'
 export {
   billingEmail,
   creditEmail,

@@ -18,6 +18,7 @@ const samples: { [K in EmailPreferenceKey]: LifecycleEmailFields[K] } = {
     periodEnd: new Date('2026-04-01T00:00:00Z'),
     invoiceUrl: 'https://pay.example.com/invoice/1',
   },
+  integration_reconnect: { integration: 'Social ads', expiresAt: '2026-07-04T09:05:00.000Z' },
 }
 
 describe('lifecycle email templates', () => {
@@ -52,6 +53,13 @@ describe('lifecycle email templates', () => {
     expect(render('first_visitor_identified').text).toContain(
       'Name: Jane Doe\nEmail: jane@globex.test\nCompany: Globex',
     )
+    // Which integration, the day (and hour) it stops, and the way to reconnect it.
+    const reconnect = render('integration_reconnect')
+    expect(reconnect.subject).toBe('Acme: reconnect Social ads before July 4, 2026')
+    expect(reconnect.text).toContain('The Social ads connection of Acme stops working on July 4, 2026.')
+    expect(reconnect.text).toContain('Integration: Social ads\nStops working: July 4, 2026, 09:05 UTC')
+    expect(reconnect.text).toContain('Reconnect Social ads: https://app.example.com')
+    expect(reconnect.html).toContain('<a href="https://app.example.com">Reconnect Social ads</a>')
   })
 
   it('leaves out missing details and the link when there is no usable appUrl', () => {

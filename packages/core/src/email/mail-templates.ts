@@ -47,6 +47,12 @@ export interface LifecycleEmailFields {
     /** The payment provider's hosted invoice, when there is one. */
     invoiceUrl?: string | undefined
   }
+  integration_reconnect: {
+    /** The integration's name as the organization sees it ('Social ads', or SOCIAL_ADS_NAME). */
+    integration: string
+    /** When its grant stops working. */
+    expiresAt: EmailDate
+  }
 }
 
 export type LifecycleEmailData<K extends EmailPreferenceKey> = LifecycleEmailCommon & LifecycleEmailFields[K]
@@ -134,6 +140,19 @@ const templates: Templates = {
     link: invoiceUrl
       ? { label: 'See the invoice', url: invoiceUrl }
       : { label: 'Open the dashboard', url: appUrl },
+  }),
+  // The link is the dashboard: its banner's Reconnect button starts the installation again.
+  integration_reconnect: ({ organizationName, integration, expiresAt, appUrl }) => ({
+    subject: `${organizationName}: reconnect ${integration} before ${date(expiresAt)}`,
+    paragraphs: [
+      `The ${integration} connection of ${organizationName} stops working on ${date(expiresAt)}.`,
+      `Its authorization cannot renew itself: reconnect ${integration} from the dashboard before then (you authorize again on the platform). Audience syncs continue until that date; after it they fail until it is reconnected.`,
+    ],
+    details: [
+      ['Integration', integration],
+      ['Stops working', dateTime(expiresAt)],
+    ],
+    link: { label: `Reconnect ${integration}`, url: appUrl },
   }),
 }
 
@@ -252,6 +271,14 @@ function date(value: EmailDate): string {
   const parsed = value instanceof Date ? value : new Date(value)
   if (Number.isNaN(parsed.getTime())) return String(value)
   return parsed.toLocaleDateString('en-US', { dateStyle: 'long', timeZone: 'UTC' })
+}
+
+/** 'March 5, 2026, 14:30 UTC': when the hour matters (a grant that ends). */
+function dateTime(value: EmailDate): string {
+  const parsed = value instanceof Date ? value : new Date(value)
+  if (Number.isNaN(parsed.getTime())) return String(value)
+  const time = parsed.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' })
+  return `${date(parsed)}, ${time} UTC`
 }
 
 /** '$49.00', '¥4,900', '€12.50': minor units divided by the currency's own number of decimals. */

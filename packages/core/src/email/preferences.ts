@@ -12,6 +12,7 @@ export const emailPreferenceKeys = [
   'subscription_canceled',
   'payment_failed',
   'renewal_receipt',
+  'integration_reconnect',
 ] as const
 export type EmailPreferenceKey = (typeof emailPreferenceKeys)[number]
 

@@ -38,6 +38,13 @@ export {
   normalizeGoogleEmail,
 } from './google-data-manager.js'
 export {
+  grantExpiresAt,
+  type IntegrationStatus,
+  integrationStatus,
+  reconnectMarginMs,
+  type StoredGrant,
+} from './grant-expiry.js'
+export {
   accessToken,
   callbackPath,
   completeInstall,
@@ -46,6 +53,7 @@ export {
   type IntegrationDeps,
   type IntegrationRow,
   type IntegrationType,
+  integrationName,
   integrationTypes,
   integratorToken,
   platformOf,

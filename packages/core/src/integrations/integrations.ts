@@ -14,6 +14,7 @@ import { secretBox } from '../secret-box/secret-box.js'
 import type { Store } from '../store/client.js'
 import { storedTime } from '../store/time.js'
 import { type AdsAccount, type AdsPlatform, AdsPlatformError } from './ads-platform.js'
+import { grantExpiresAt, integrationStatus } from './grant-expiry.js'
 import {
   authorizationUrl,
   exchangeCode,
@@ -449,10 +450,18 @@ export class ReauthorizationRequiredError extends Error {
 
 const reauthorize = (type: IntegrationType) => new ReauthorizationRequiredError(type)
 
-/** What `GET /integrations/{organizationId}` shows of each type. */
+/** The type's name as organizations see it: the configured one (`*_NAME`), else a plain one. */
+export const integrationName = (settings: Config['integrations'], type: IntegrationType): string =>
+  settings[type]?.name ?? (type === 'searchAds' ? 'Search ads' : 'Social ads')
+
+/**
+ * What `GET /integrations/{organizationId}` shows of each type at `now` (ms since the epoch):
+ * `status` and `expiresAt` as grant-expiry.ts reads the stored grant.
+ */
 export function presentIntegrations(
   settings: Config['integrations'],
   rows: Map<IntegrationType, IntegrationRow>,
+  now: number = Date.now(),
 ) {
   return integrationTypes.map((type) => {
     const row = rows.get(type)
@@ -462,10 +471,11 @@ export function presentIntegrations(
     const selected = !id ? null : listed ? (listed.find((a) => a.id === id) ?? null) : { id, name: id }
     return {
       type,
-      name: settings[type]?.name ?? (type === 'searchAds' ? 'Search ads' : 'Social ads'),
+      name: integrationName(settings, type),
       configured: settings[type] !== undefined,
       installed: row !== undefined,
-      status: row ? row.status : ('not_installed' as const),
+      status: row ? integrationStatus(row, now) : ('not_installed' as const),
+      expiresAt: row ? grantExpiresAt(row) : null,
       adsAccounts: row?.ads_accounts ?? [],
       accountIdEntry: row?.ads_accounts === null,
       selectedAdsAccount: selected,

@@ -29,6 +29,7 @@ import {
   type BatchPosition,
 } from './ads-platform.js'
 import { metaLoginFailure } from './meta-errors.js'
+import { reconnectMarginMs } from './grant-expiry.js'
 import { type GraphContext, graphRequest } from './meta-graph.js'
 import type { TokenSet } from './oauth.js'
 import { metaDialogUrl, metaGraphUrl, metaGraphVersion, metaScopes } from './platform-endpoints.js'
@@ -37,8 +38,8 @@ export { metaDialogUrl, metaGraphUrl, metaGraphVersion, metaScopes } from './pla
 
 /** Meta takes at most 10,000 records in one request to `/{audience_id}/users`. */
 export const metaMaxBatch = 10_000
-/** How long before a long-lived token expires the integration asks to be reconnected. */
-export const metaReconnectMarginMs = 7 * 24 * 3600_000
+/** How long before a long-lived token expires the integration asks to be reconnected (grant-expiry.ts). */
+export const metaReconnectMarginMs = reconnectMarginMs
 /** Meta's long-lived user tokens last about 60 days: assumed when its answer has no `expires_in`. */
 const longLivedMs = 60 * 24 * 3600_000
 /** Ad accounts read at most (100 a page): a person with more enters the account id. */

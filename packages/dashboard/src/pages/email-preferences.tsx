@@ -13,6 +13,7 @@ const emailLabels: Record<string, string> = {
   subscription_canceled: 'Subscription canceled',
   payment_failed: 'Payment failed',
   renewal_receipt: 'Renewal receipt',
+  integration_reconnect: 'Integration to reconnect',
 } satisfies Record<EmailKind, string>
 
 type Effective = Record<string, { enabled: boolean; inherited: boolean }>
