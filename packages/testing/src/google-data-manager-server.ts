@@ -128,6 +128,9 @@ function googleSide(state: GoogleState) {
     members: (accountId: string, listId: string) => [...list(accountId, listId).members].sort(),
     /** The next calls that pass authentication are answered with these failures, one each. */
     failNext: (...failures: GoogleServerError[]) => void state.failures.push(...failures),
+    /** Serves `served` requests normally, then answers `failure` (one failure, later). */
+    failAfter: (served: number, failure: GoogleServerError) =>
+      void state.failures.push(...Array<undefined>(served).fill(undefined), failure),
     /** While held, new requests stay PROCESSING until `settleRequest`. */
     holdRequests: (hold = true) => {
       state.holdRequests = hold

@@ -86,5 +86,11 @@ export interface Harness {
   subscribe(organizationId: string): Promise<void>
   /** Ends the organization's subscription (its copy says canceled), as a provider would at a period end. */
   endSubscription(organizationId: string): Promise<void>
+  /**
+   * Stops the server and starts a new one on the same data directory, as a restart would: what was
+   * in memory (jobs, locks, caches) is gone, what was stored is read again. The harness's fields
+   * point at the new server afterwards.
+   */
+  restart(): Promise<void>
   stop(): Promise<void>
 }

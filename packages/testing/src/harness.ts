@@ -27,7 +27,21 @@ export type { Harness }
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
   const data = tempDir('vid-api-')
   const config = harnessConfig(data.dir, env)
-  const server = await startServer(config)
+  const harness = await harnessOn(await startServer(config), config)
+  return Object.assign(harness, {
+    async restart() {
+      await harness.server.stop()
+      Object.assign(harness, await harnessOn(await startServer(config), config))
+    },
+    async stop() {
+      await harness.server.stop()
+      data.remove()
+    },
+  })
+}
+
+/** The fixtures over one running server. */
+async function harnessOn(server: RunningServer, config: Config): Promise<Omit<Harness, 'restart' | 'stop'>> {
   checkEveryAnswer(server.app, (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json())
   const ctx = fixtureContext(server, config)
   const lists = listFixtures(ctx)
@@ -45,10 +59,6 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     ...integrationFixtures(ctx, lists.createList),
     ...billingFixtures(ctx),
     ...webhookFixtures(ctx),
-    async stop() {
-      await server.stop()
-      data.remove()
-    },
   }
 }
 

@@ -310,4 +310,44 @@ describe('searchAds on Google Data Manager', () => {
       .flatMap((c) => hashesOf(c.body))
     expect(sent.sort()).toEqual([...early, ...late].sort())
   }, 60_000)
+
+  it('a sync stopped after two batches resumes after a restart with the next batch; no acknowledged batch is sent again', async () => {
+    const { organizationId } = await installedOrganization()
+    expect(
+      (
+        await api('POST', '/integrations/account/select', {
+          organizationId,
+          integrationType: 'searchAds',
+          accountId: customerId,
+        })
+      ).statusCode,
+    ).toBe(200)
+    const hashes = await contacts('Restarted', 8)
+    const ids = await syncedList(organizationId, 'Restarted', 'searchAds')
+    const before = ingests().length
+    // The user list and two batches go through; the third batch is refused (reported, not retried).
+    google.failAfter(3, googleFailures.internalError())
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    const stopped = await runNumber(organizationId, ids.flowId, 1)
+    expect(stopped.status, JSON.stringify(stopped)).toBe('failed')
+    const sync = stopped.actions[0].sync
+    expect(sync).toMatchObject({ status: 'failed', sent: 6 })
+    // A new process on the same store: jobs, locks and caches of the first are gone.
+    await h.restart()
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    const next = await runNumber(organizationId, ids.flowId, 2)
+    expect(next.status, JSON.stringify(next)).toBe('success')
+    expect(next.actions[0].detail).toContain(`resumed ${sync.syncId} at batch 3`)
+    expect(next.actions[0].sync).toMatchObject({ syncId: sync.syncId, sent: 8 })
+    const calls = ingests().slice(before)
+    expect(calls.map((c) => [c.status, c.body.audienceMembers.length])).toEqual([
+      [200, 3],
+      [200, 3],
+      [500, 2],
+      [200, 2],
+    ])
+    const sent = calls.filter((c) => c.status === 200).flatMap((c) => hashesOf(c.body))
+    expect(sent.sort()).toEqual(hashes)
+    expect(google.members(customerId, sync.audienceId)).toEqual(hashes)
+  }, 60_000)
 })

@@ -170,6 +170,44 @@ describe('socialAds on Meta Custom Audiences', () => {
     expect(new Set(sent).size).toBe(hashes.length)
   }, 60_000)
 
+  it('a sync stopped after two uploads resumes after a restart in the same upload session; no acknowledged batch is sent again', async () => {
+    const { organizationId } = await installed('socialAds', 'Restarted Social')
+    expect((await select(organizationId, 'socialAds', 'act_1000000001')).statusCode).toBe(200)
+    const hashes = await contacts('Restarted social', 8)
+    const ids = await syncedList(organizationId, 'Restarted social', 'socialAds')
+    // The third upload is refused (2650: reported, not retried); the sync stops there.
+    meta.failNext(1, { code: 2650, path: /\/users$/, after: 2 })
+    const stopped = await refreshedRun(organizationId, ids, 1)
+    expect(stopped.status, JSON.stringify(stopped)).toBe('failed')
+    const sync = stopped.actions[0].sync
+    expect(sync).toMatchObject({ status: 'failed', sent: 6 })
+    // A new process on the same store: jobs, locks and caches of the first are gone.
+    await h.restart()
+    const next = await refreshedRun(organizationId, ids, 2)
+    expect(next.status, JSON.stringify(next)).toBe('success')
+    expect(next.actions[0].detail).toContain(`resumed ${sync.syncId} at batch 3`)
+    expect(next.actions[0].sync).toMatchObject({ syncId: sync.syncId, sent: 8 })
+    const calls = meta.requests.filter(
+      (r) => r.method === 'POST' && r.path.endsWith(`/${sync.audienceId}/users`),
+    )
+    const sessions = calls.map(
+      (r) =>
+        JSON.parse(r.params.session!) as { session_id: number; batch_seq: number; last_batch_flag: boolean },
+    )
+    expect(sessions.map((x) => [x.batch_seq, x.last_batch_flag])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+      [3, true],
+    ])
+    expect(new Set(sessions.map((x) => x.session_id)).size).toBe(1)
+    const batches = calls.map((r) => (JSON.parse(r.params.payload!) as { data: string[] }).data)
+    // The refused third batch went again, and nothing else did.
+    expect(batches[3]).toEqual(batches[2])
+    expect(batches.slice(0, 2).flat().concat(batches[3]!).sort()).toEqual(hashes)
+    expect(meta.members(sync.audienceId)).toEqual(hashes)
+  }, 60_000)
+
   it("a code Meta refuses (expired, then used) shows Meta's words on the callback page; nothing is installed or shown of the secrets", async () => {
     const organizationId = await organization('Refused Social')
     const late = await authorization(organizationId)

@@ -54,7 +54,8 @@ export interface GoogleState {
   accounts: Map<string, Map<string, UserListState>>
   statuses: Map<string, RequestStatusState>
   /** Answered, in order, instead of the next requests that pass authentication. */
-  failures: GoogleServerError[]
+  /** Answered in order, one a request; `undefined` serves that request normally. */
+  failures: (GoogleServerError | undefined)[]
   /** Whether new requests stay PROCESSING until a test settles them. */
   holdRequests: boolean
   requests: GoogleServerRequest[]

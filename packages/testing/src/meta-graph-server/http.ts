@@ -42,7 +42,10 @@ async function handle(state: MetaGraphState, request: IncomingMessage, response:
   try {
     if (version !== state.version) throw unknownPath(url.pathname)
     const failure = state.failures.findIndex((f) => !f.path || f.path.test(path))
-    if (failure >= 0) throw injectedError(state.failures.splice(failure, 1)[0]!)
+    const injected = state.failures[failure]
+    // A failure `after` some requests lets that many matching ones through first.
+    if (injected?.after) injected.after--
+    else if (injected) throw injectedError(state.failures.splice(failure, 1)[0]!)
     if (method === 'GET' && path === '/dialog/oauth') {
       const answer = dialog(state, params)
       response.writeHead(

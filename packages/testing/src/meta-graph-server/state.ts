@@ -73,6 +73,8 @@ export interface InjectedFailure {
   headers?: Record<string, string>
   /** Only requests whose path (after the version) matches; every request by default. */
   path?: RegExp
+  /** Matching requests served normally before this one fails (0 by default). */
+  after?: number
 }
 
 export interface MetaGraphState {
