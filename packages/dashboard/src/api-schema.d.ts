@@ -1254,7 +1254,7 @@ export interface paths {
         put?: never;
         /**
          * Select the ads account audiences go to
-         * @description One of the `adsAccounts` the provider listed at installation (400 `unknown_ads_account` otherwise); on a platform that lists none (`accountIdEntry`), the account id as entered, checked against the platform's form (400 `unknown_ads_account` otherwise). 409 `integration_not_connected` before installation.
+         * @description One of the `adsAccounts` the provider listed at installation (400 `unknown_ads_account` otherwise); on a platform that lists none (`accountIdEntry`), the account id as entered, checked against the platform's form (400 `unknown_ads_account` otherwise). 409 `integration_not_connected` before installation. `consent` sets what the organization's users agreed to, sent with every upload on platforms that take it (Google: EEA members without `adUserData` granted are dropped); each value given replaces the one before, the others stay; never set, the server's default applies.
          *
          *     Required scope: `write` (or `admin`, which grants it).
          */
@@ -14644,6 +14644,19 @@ export interface operations {
                      */
                     integrationType: "searchAds" | "socialAds";
                     accountId: string;
+                    /** @description AdsConsent */
+                    consent?: {
+                        /**
+                         * @description Consent to the use of their data for ads
+                         * @enum {string}
+                         */
+                        adUserData?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                        /**
+                         * @description Consent to personalized ads
+                         * @enum {string}
+                         */
+                        adPersonalization?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                    };
                 };
             };
         };
@@ -14687,6 +14700,19 @@ export interface operations {
                         selectedAdsAccount: {
                             id: string;
                             name: string;
+                        } | null;
+                        /** @description What the organization's users agreed to, sent with every upload on platforms that take it (Google); null: the server's default (SEARCH_ADS_CONSENT_*) */
+                        consent: {
+                            /**
+                             * @description Consent to the use of their data for ads
+                             * @enum {string}
+                             */
+                            adUserData?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                            /**
+                             * @description Consent to personalized ads
+                             * @enum {string}
+                             */
+                            adPersonalization?: "CONSENT_GRANTED" | "CONSENT_DENIED";
                         } | null;
                         connectedAt: string | null;
                     };
@@ -15220,6 +15246,19 @@ export interface operations {
                         selectedAdsAccount: {
                             id: string;
                             name: string;
+                        } | null;
+                        /** @description What the organization's users agreed to, sent with every upload on platforms that take it (Google); null: the server's default (SEARCH_ADS_CONSENT_*) */
+                        consent: {
+                            /**
+                             * @description Consent to the use of their data for ads
+                             * @enum {string}
+                             */
+                            adUserData?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                            /**
+                             * @description Consent to personalized ads
+                             * @enum {string}
+                             */
+                            adPersonalization?: "CONSENT_GRANTED" | "CONSENT_DENIED";
                         } | null;
                         connectedAt: string | null;
                     }[];

@@ -350,4 +350,41 @@ describe('searchAds on Google Data Manager', () => {
     expect(sent.sort()).toEqual(hashes)
     expect(google.members(customerId, sync.audienceId)).toEqual(hashes)
   }, 60_000)
+
+  it("an organization's own consent, set with its account, goes with its uploads; kept by a new authorization; others keep the server's", async () => {
+    const { organizationId } = await installedOrganization()
+    const chosen = await api('POST', '/integrations/account/select', {
+      organizationId,
+      integrationType: 'searchAds',
+      accountId: customerId,
+      consent: { adPersonalization: 'CONSENT_GRANTED' },
+    })
+    expect(chosen.statusCode, chosen.body).toBe(200)
+    expect(chosen.json().consent).toEqual({ adPersonalization: 'CONSENT_GRANTED' })
+    const wrong = await api('POST', '/integrations/account/select', {
+      organizationId,
+      integrationType: 'searchAds',
+      accountId: customerId,
+      consent: { adPersonalization: 'YES' },
+    })
+    expect(wrong.statusCode).toBe(400)
+    // Installing again keeps the choice.
+    await installed('searchAds', 'Ignored')
+    const again = (await api('GET', `/integrations/${organizationId}`)).json()[0]
+    expect(again.consent).toEqual({ adPersonalization: 'CONSENT_GRANTED' })
+
+    await contacts('Consenting', 2)
+    const ids = await syncedList(organizationId, 'Consenting', 'searchAds')
+    const before = ingests().length
+    expect((await api('POST', `/lists/refresh/${ids.listId}`)).statusCode).toBe(200)
+    expect((await runNumber(organizationId, ids.flowId, 1)).status).toBe('success')
+    const [call] = ingests().slice(before)
+    // The organization's value over the server's default; the value it did not set stays the server's.
+    expect(call!.body.consent).toEqual({
+      adUserData: 'CONSENT_GRANTED',
+      adPersonalization: 'CONSENT_GRANTED',
+    })
+    const other = await installedOrganization()
+    expect((await api('GET', `/integrations/${other.organizationId}`)).json()[0].consent).toBeNull()
+  }, 60_000)
 })

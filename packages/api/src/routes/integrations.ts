@@ -27,6 +27,14 @@ import { addressed, callerPrincipal } from './context.js'
 const typeField = z.enum(integrationTypes).describe('`searchAds` or `socialAds`')
 const accountSchema = z.object({ id: z.string(), name: z.string() }).describe('AdsAccount')
 
+const consentStatus = z.enum(['CONSENT_GRANTED', 'CONSENT_DENIED'])
+const consentSchema = z
+  .strictObject({
+    adUserData: consentStatus.optional().describe('Consent to the use of their data for ads'),
+    adPersonalization: consentStatus.optional().describe('Consent to personalized ads'),
+  })
+  .describe('AdsConsent')
+
 const integrationSchema = z
   .object({
     type: typeField,
@@ -55,6 +63,12 @@ const integrationSchema = z
           'and shown as its own name',
       ),
     selectedAdsAccount: accountSchema.nullable(),
+    consent: consentSchema
+      .nullable()
+      .describe(
+        "What the organization's users agreed to, sent with every upload on platforms that take it " +
+          "(Google); null: the server's default (SEARCH_ADS_CONSENT_*)",
+      ),
     connectedAt: timestamp.nullable(),
   })
   .describe('Integration')
@@ -180,11 +194,15 @@ export const integrationRoutes: Route[] = [
       'One of the `adsAccounts` the provider listed at installation (400 `unknown_ads_account` ' +
       'otherwise); on a platform that lists none (`accountIdEntry`), the account id as entered, ' +
       "checked against the platform's form (400 `unknown_ads_account` otherwise). 409 " +
-      '`integration_not_connected` before installation.',
+      "`integration_not_connected` before installation. `consent` sets what the organization's " +
+      'users agreed to, sent with every upload on platforms that take it (Google: EEA members ' +
+      'without `adUserData` granted are dropped); each value given replaces the one before, the ' +
+      "others stay; never set, the server's default applies.",
     body: z.strictObject({
       organizationId: organizationIdField,
       integrationType: typeField,
       accountId: z.string().min(1).max(200),
+      consent: consentSchema.optional(),
     }),
     response: { status: 200, description: 'The integration', schema: integrationSchema },
     errors: ['unknown_ads_account', 'integration_not_connected'],
@@ -193,7 +211,8 @@ export const integrationRoutes: Route[] = [
     }),
     async handler({ organization, body, services }) {
       const organizationId = addressed(organization).id
-      await selectAdsAccount(deps(services), organizationId, body.integrationType, body.accountId)
+      const { integrationType, accountId, consent } = body
+      await selectAdsAccount(deps(services), organizationId, integrationType, accountId, consent)
       const [shown] = presentIntegrations(
         services.config.integrations,
         await readIntegrations(services.store, organizationId),

@@ -41,10 +41,22 @@ export class AdsPlatformError extends Error {
   }
 }
 
+/**
+ * What the people in an audience agreed to, as Google's Data Manager API takes it with every
+ * ingestion: the use of their data for ads, and for personalized ads. Unset: not sent.
+ */
+export interface AdsConsent {
+  adUserData?: ConsentStatus
+  adPersonalization?: ConsentStatus
+}
+export type ConsentStatus = 'CONSENT_GRANTED' | 'CONSENT_DENIED'
+
 /** The audience a batch goes to. */
 export interface AudienceTarget {
   accountId: string
   audienceId: string
+  /** The organization's consent, when it set one (platforms that take none ignore it). */
+  consent?: AdsConsent
 }
 
 /**

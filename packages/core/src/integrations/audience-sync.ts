@@ -23,13 +23,8 @@ import {
 } from './audience-members.js'
 import { readFlowState, type SyncProgress, updateFlowState } from './flow-state.js'
 import type { FlowDeps, FlowNodes, FlowRow } from './flows.js'
-import {
-  accessToken,
-  connectedIntegration,
-  type IntegrationType,
-  platformOf,
-  requireReauthorization,
-} from './integrations.js'
+import type { IntegrationType } from './integration-store.js'
+import { accessToken, connectedIntegration, platformOf, requireReauthorization } from './integrations.js'
 import {
   type AudienceSyncOutcome,
   type OutcomeKey,
@@ -128,7 +123,8 @@ export async function syncAudience(
   )
   if (!lock) throw new SyncBusyError()
   try {
-    const ctx = await startContext(deps, flow, { list, type, platform, accountId, key }, action)
+    const consent = integration.consent ?? undefined
+    const ctx = await startContext(deps, flow, { list, type, platform, accountId, consent, key }, action)
     ctx.keepHold = () => lock.extend(syncLeaseMs)
     return await runSync(ctx, scheduler)
   } finally {
@@ -165,10 +161,10 @@ async function snapshotCurrent(ctx: SyncContext): Promise<boolean> {
 async function startContext(
   deps: FlowDeps,
   flow: FlowRow,
-  parts: Pick<SyncContext, 'list' | 'type' | 'platform' | 'key'> & { accountId: string },
+  parts: Pick<SyncContext, 'list' | 'type' | 'platform' | 'key'> & Omit<AudienceTarget, 'audienceId'>,
   action: AudienceSyncAction,
 ): Promise<SyncContext> {
-  const { list, type, platform, key, accountId } = parts
+  const { list, type, platform, key, accountId, consent } = parts
   const state = await readFlowState(deps, flow)
   const audienceId = state.audiences[key] ?? ''
   const previous = state.syncs[key]
@@ -179,7 +175,7 @@ async function startContext(
     list,
     type,
     platform,
-    target: { accountId, audienceId },
+    target: { accountId, audienceId, ...(consent ? { consent } : {}) },
     scope: {
       organizationId: flow.organization_id,
       audienceKey: audienceKeyOf(type, accountId, audienceId),
@@ -212,7 +208,7 @@ async function ensureAudience(ctx: SyncContext): Promise<void> {
   await updateFlowState(ctx.deps, ctx.flow, (next) => {
     next.audiences[ctx.key] = made
   })
-  ctx.target = { accountId, audienceId: made }
+  ctx.target = { ...ctx.target, audienceId: made }
   ctx.scope = { ...ctx.scope, audienceKey: audienceKeyOf(ctx.type, accountId, made) }
   ctx.progress = { ...ctx.progress, audienceId: made }
 }

@@ -12,7 +12,14 @@
 // sent with every ingestion as request-level consent; Google drops EEA members whose ad user data
 // consent is not granted. The remove request has no consent or terms field, so none is sent there.
 import type { AdsAccount } from './ads-api.js'
-import { type AdsPlatform, AdsPlatformError, type AudienceTarget, type BatchOutcome } from './ads-platform.js'
+import {
+  type AdsConsent,
+  type AdsPlatform,
+  AdsPlatformError,
+  type AudienceTarget,
+  type BatchOutcome,
+  type ConsentStatus,
+} from './ads-platform.js'
 import { googleAdsCustomerId, isGoogleAdsCustomerId } from './google-ads-identifiers.js'
 import { type GoogleHttp, googleCall } from './google-data-manager-http.js'
 import { readRequestStatus } from './google-request-status.js'
@@ -26,13 +33,16 @@ export { googleDataManagerApiUrl, googleOAuth } from './platform-endpoints.js'
 export const googleAuthorizationParams = { access_type: 'offline', prompt: 'consent' } as const
 
 /** The API's `ConsentStatus` values a setting may take (unset: Google applies the account's defaults). */
-export type GoogleConsentStatus = 'CONSENT_GRANTED' | 'CONSENT_DENIED'
+export type GoogleConsentStatus = ConsentStatus
 
 export interface GoogleAdsPlatformOptions {
   /** The API's base, `/v1` included; another one for tests (plain http only on loopback). */
   apiUrl?: string
-  /** Request-level DMA consent sent with every ingestion. */
-  consent: { adUserData?: GoogleConsentStatus; adPersonalization?: GoogleConsentStatus }
+  /**
+   * Request-level DMA consent sent with every ingestion: the server's default, under an
+   * organization's own (`AudienceTarget.consent`).
+   */
+  consent: AdsConsent
   /** How long a member stays on a new list, in whole days (1 to 540); unset: Google's maximum. */
   membershipDays?: number
   /** The new lists' description. */
@@ -74,7 +84,15 @@ export function createGoogleAdsPlatform(options: GoogleAdsPlatformOptions): AdsP
     token: string,
     target: AudienceTarget,
     hashes: readonly string[],
-  ) => sendMembers(http, token, { url: `${api}/audienceMembers:${action}`, action, consent, target, hashes })
+  ) =>
+    sendMembers(http, token, {
+      url: `${api}/audienceMembers:${action}`,
+      action,
+      // The organization's own consent, where it set one, over the server's default.
+      consent: { ...consent, ...checkedConsent(target.consent) },
+      target,
+      hashes,
+    })
 
   return {
     name: 'Google Ads',
@@ -160,7 +178,7 @@ async function sendMembers(
   batch: {
     url: string
     action: 'ingest' | 'remove'
-    consent: GoogleAdsPlatformOptions['consent']
+    consent: AdsConsent
     target: AudienceTarget
     hashes: readonly string[]
   },
@@ -217,8 +235,8 @@ function checkedApiUrl(apiUrl: string): string {
   return url.href.replace(/\/+$/, '')
 }
 
-function checkedConsent(consent: GoogleAdsPlatformOptions['consent']): GoogleAdsPlatformOptions['consent'] {
-  const checked: GoogleAdsPlatformOptions['consent'] = {}
+function checkedConsent(consent: AdsConsent | undefined): AdsConsent {
+  const checked: AdsConsent = {}
   for (const key of ['adUserData', 'adPersonalization'] as const) {
     const value = consent?.[key]
     if (value === undefined) continue

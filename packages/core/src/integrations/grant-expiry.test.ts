@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest'
 import type { Config } from '../config.js'
 import { grantExpiresAt, integrationStatus, reconnectMarginMs, type StoredGrant } from './grant-expiry.js'
-import { type IntegrationRow, type IntegrationType, presentIntegrations } from './integrations.js'
+import type { IntegrationRow, IntegrationType } from './integration-store.js'
+import { presentIntegrations } from './integrations.js'
 import { metaReconnectMarginMs } from './meta-custom-audiences.js'
 
 const day = 24 * 3600_000

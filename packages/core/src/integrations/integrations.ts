@@ -9,12 +9,18 @@ import type { Config, IntegrationProviderConfig } from '../config.js'
 import type { Coordination } from '../coordination/ports.js'
 import { withLock } from '../coordination/with-lock.js'
 import { appError } from '../errors.js'
-import { nextVersion, randomToken, sha256Hex } from '../ids.js'
+import { randomToken, sha256Hex } from '../ids.js'
 import { secretBox } from '../secret-box/secret-box.js'
 import type { Store } from '../store/client.js'
-import { storedTime } from '../store/time.js'
-import { type AdsAccount, type AdsPlatform, AdsPlatformError } from './ads-platform.js'
+import { type AdsConsent, type AdsPlatform, AdsPlatformError } from './ads-platform.js'
 import { grantExpiresAt, integrationStatus } from './grant-expiry.js'
+import {
+  type IntegrationRow,
+  type IntegrationType,
+  integrationTypes,
+  readIntegration,
+  writeIntegration,
+} from './integration-store.js'
 import {
   authorizationUrl,
   exchangeCode,
@@ -25,9 +31,6 @@ import {
   type TokenSet,
 } from './oauth.js'
 
-export const integrationTypes = ['searchAds', 'socialAds'] as const
-export type IntegrationType = (typeof integrationTypes)[number]
-
 export interface IntegrationDeps {
   store: Store
   coordination: Pick<Coordination, 'kv' | 'locks'>
@@ -36,21 +39,6 @@ export interface IntegrationDeps {
   publicUrl: string
   /** The adapter of each configured type (the server builds them from `*_PLATFORM`). */
   platforms: Partial<Record<IntegrationType, AdsPlatform>>
-}
-
-export interface IntegrationRow {
-  organization_id: string
-  type: IntegrationType
-  status: 'connected' | 'reauthorization_required'
-  access_token: string
-  refresh_token: string
-  expires_at: string | null
-  scope: string
-  /** null: the platform lists no accounts; the organization enters the id (`selectAdsAccount`). */
-  ads_accounts: AdsAccount[] | null
-  selected_account_id: string
-  connected_at: string
-  updated_at: string
 }
 
 const stateTtlMs = 10 * 60_000
@@ -93,59 +81,6 @@ const sealContext = (organizationId: string, type: string) => `integration:${org
 function box(deps: IntegrationDeps) {
   if (!deps.settings.secretKey) throw new Error('SECRET_KEY is not set')
   return secretBox(deps.settings.secretKey)
-}
-
-const iso = storedTime
-
-// --- Store ---------------------------------------------------------------------------------------
-
-const columns = `toString(organization_id) AS organization, type, status, access_token, refresh_token, expires_at,
-  scope, ads_accounts, selected_account_id, connected_at, updated_at`
-
-type StoredIntegration = Omit<IntegrationRow, 'organization_id' | 'ads_accounts'> & {
-  organization: string
-  ads_accounts: string
-}
-
-const fromStored = ({ organization, ...row }: StoredIntegration): IntegrationRow => ({
-  ...row,
-  organization_id: organization,
-  // 'null' (stored as such): the platform lists none.
-  ads_accounts: JSON.parse(row.ads_accounts || '[]') as AdsAccount[] | null,
-  expires_at: row.expires_at === null ? null : iso(row.expires_at),
-  connected_at: iso(row.connected_at),
-  updated_at: iso(row.updated_at),
-})
-
-/** The organization's connected integrations, by type. */
-export async function readIntegrations(
-  store: Store,
-  organizationId: string,
-): Promise<Map<IntegrationType, IntegrationRow>> {
-  const rows = await store.query<StoredIntegration>(
-    `SELECT ${columns} FROM integrations FINAL WHERE organization_id = {organizationId:UUID}`,
-    { organizationId },
-  )
-  return new Map(rows.map((row) => [row.type, fromStored(row)]))
-}
-
-export async function readIntegration(
-  store: Store,
-  organizationId: string,
-  type: IntegrationType,
-): Promise<IntegrationRow | undefined> {
-  return (await readIntegrations(store, organizationId)).get(type)
-}
-
-async function writeIntegration(store: Store, row: IntegrationRow, deleted = false): Promise<void> {
-  await store.insert('integrations', [
-    {
-      ...row,
-      ads_accounts: JSON.stringify(row.ads_accounts),
-      version: nextVersion(),
-      is_deleted: deleted ? 1 : 0,
-    },
-  ])
 }
 
 // --- Installation --------------------------------------------------------------------------------
@@ -209,7 +144,8 @@ export async function completeInstall(
   if (denied) throw appError('invalid_request', `The provider did not authorize: ${denied.slice(0, 100)}`)
   const tokens = await exchangedTokens(deps, type, platform, { callback, state, pending })
   const accounts = await platform.listAccounts(tokens.accessToken)
-  const previous = (await readIntegration(deps.store, pending.organizationId, type))?.selected_account_id
+  const earlier = await readIntegration(deps.store, pending.organizationId, type)
+  const previous = earlier?.selected_account_id
   const kept = accounts
     ? accounts.find((a) => a.id === previous)?.id
     : previous && platform.isAccountId(previous)
@@ -218,6 +154,8 @@ export async function completeInstall(
   const row = sealedRow(deps, pending.organizationId, type, tokens, {
     ads_accounts: accounts ?? null,
     selected_account_id: kept ?? (accounts?.length === 1 ? accounts[0]!.id : ''),
+    // A new authorization keeps what the organization chose.
+    consent: earlier?.consent ?? null,
     connected_at: new Date().toISOString(),
   })
   await writeIntegration(deps.store, row)
@@ -267,7 +205,7 @@ function sealedRow(
   organizationId: string,
   type: IntegrationType,
   tokens: TokenSet,
-  rest: Pick<IntegrationRow, 'ads_accounts' | 'selected_account_id' | 'connected_at'>,
+  rest: Pick<IntegrationRow, 'ads_accounts' | 'selected_account_id' | 'consent' | 'connected_at'>,
 ): IntegrationRow {
   const sealer = box(deps)
   const context = sealContext(organizationId, type)
@@ -344,6 +282,7 @@ export async function selectAdsAccount(
   organizationId: string,
   type: IntegrationType,
   accountId: string,
+  consent?: AdsConsent,
 ): Promise<IntegrationRow> {
   const row = await connectedIntegration(deps, organizationId, type)
   const shown = JSON.stringify(accountId.slice(0, 100))
@@ -354,7 +293,13 @@ export async function selectAdsAccount(
   } else if (!row.ads_accounts.some((account) => account.id === accountId)) {
     throw appError('unknown_ads_account', `The ${type} integration lists no ads account ${shown}`)
   }
-  const selected = { ...row, selected_account_id: accountId, updated_at: new Date().toISOString() }
+  const selected = {
+    ...row,
+    selected_account_id: accountId,
+    // Unset: the consent chosen before (or the server's default) stays.
+    consent: consent ? { ...row.consent, ...consent } : row.consent,
+    updated_at: new Date().toISOString(),
+  }
   await writeIntegration(deps.store, selected)
   return selected
 }
@@ -409,11 +354,9 @@ export async function accessToken(
     } catch (error) {
       throw error instanceof OAuthGrantError ? await refused() : error
     }
-    const { ads_accounts, selected_account_id, connected_at } = fresh
-    await writeIntegration(
-      deps.store,
-      sealedRow(deps, organizationId, type, tokens, { ads_accounts, selected_account_id, connected_at }),
-    )
+    const { ads_accounts, selected_account_id, consent, connected_at } = fresh
+    const kept = { ads_accounts, selected_account_id, consent, connected_at }
+    await writeIntegration(deps.store, sealedRow(deps, organizationId, type, tokens, kept))
     return tokens.accessToken
   })
 }
@@ -479,6 +422,7 @@ export function presentIntegrations(
       adsAccounts: row?.ads_accounts ?? [],
       accountIdEntry: row?.ads_accounts === null,
       selectedAdsAccount: selected,
+      consent: row?.consent ?? null,
       connectedAt: row?.connected_at ?? null,
     }
   })

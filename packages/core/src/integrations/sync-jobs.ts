@@ -5,7 +5,8 @@
 import type { Coordination } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
 import type { SyncScheduler } from './audience-sync.js'
-import { accessToken, type IntegrationDeps, type IntegrationType, platformOf } from './integrations.js'
+import type { IntegrationType } from './integration-store.js'
+import { accessToken, type IntegrationDeps, platformOf } from './integrations.js'
 import {
   type OutcomeKey,
   pendingRequests,
