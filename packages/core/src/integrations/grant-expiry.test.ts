@@ -77,6 +77,7 @@ describe('presentIntegrations', () => {
     scope: '',
     ads_accounts: [],
     selected_account_id: '',
+    consent: null,
     connected_at: at(now - 50 * day),
     updated_at: at(now - 50 * day),
     ...grant,
