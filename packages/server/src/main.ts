@@ -2,7 +2,7 @@
 // Entry point: `visitor-id serve` and the admin commands. The only place that reads process.env.
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '@visitor-id/core/config'
-import { DataDirLockedError } from '@visitor-id/core/store'
+import { DataDirLockedError, MigrationError } from '@visitor-id/core/store'
 import { UsageError, usage } from './cli/usage.js'
 import { runAdminCommand } from './cli.js'
 import { StartupError, startServer } from './runtime.js'
@@ -64,7 +64,9 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof ConfigError ||
     error instanceof DataDirLockedError ||
     error instanceof UsageError ||
-    error instanceof StartupError
+    error instanceof StartupError ||
+    // A store upgraded by a later release, or an applied migration edited since: the message says what to do.
+    error instanceof MigrationError
   ) {
     console.error(`visitor-id: ${error.message}`)
     process.exit(error instanceof UsageError ? 2 : 1)

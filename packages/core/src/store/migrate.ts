@@ -46,6 +46,11 @@ export interface MigrateOptions {
   log?: (message: string) => void
   /** The table recording applied migrations (another name keeps a separate history, as tests do). */
   ledger?: string
+  /**
+   * Applies the migrations numbered up to this one only: the schema an earlier release left, which
+   * the upgrade test builds its store at. Absent: every migration.
+   */
+  upTo?: number
 }
 
 const ledgerDdl = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} {{on_cluster}} (
@@ -62,7 +67,8 @@ ORDER BY version`
  * Safe to run from several processes at once: every statement is idempotent (`IF NOT EXISTS`),
  * and a migration is recorded only after all of its statements succeeded, so a crash part-way
  * leaves it unrecorded and the next run completes it. An applied file that was edited since is an
- * error: migrations are never edited once released.
+ * error: migrations are never edited once released. So is a store that records a migration this
+ * code does not have (a later release upgraded it): downgrades are not supported.
  * @example await migrate(store)
  */
 export async function migrate(store: Store, options: MigrateOptions = {}): Promise<{ applied: string[] }> {
@@ -73,8 +79,11 @@ export async function migrate(store: Store, options: MigrateOptions = {}): Promi
   try {
     for (const statement of renderMigration(ledgerDdl(ledger), target)) await store.command(statement)
     const recorded = await appliedMigrations(store, ledger)
+    const migrations = readMigrations(options.dir)
+    refuseNewerSchema(recorded, migrations)
     const applied: string[] = []
-    for (const migration of readMigrations(options.dir)) {
+    for (const migration of migrations) {
+      if (options.upTo !== undefined && migration.version > options.upTo) break
       const previous = recorded.get(migration.version)
       if (previous) {
         if (previous.checksum !== migration.checksum) {
@@ -95,6 +104,24 @@ export async function migrate(store: Store, options: MigrateOptions = {}): Promi
   } finally {
     await lock?.release()
   }
+}
+
+/**
+ * A store some migration of which this code does not have was upgraded by a later release. Its
+ * schema may hold what this code cannot read or would write wrongly, and migrations only go forward
+ * (there is no down migration), so the start is refused, before anything is read or written.
+ */
+function refuseNewerSchema(recorded: Map<number, { name: string }>, migrations: Migration[]): void {
+  const known = new Set(migrations.map((migration) => migration.version))
+  const unknown = [...recorded].filter(([version]) => !known.has(version))
+  if (unknown.length === 0) return
+  const [, newest] = unknown.at(-1)!
+  const latest = migrations.at(-1)?.name ?? 'none'
+  throw new MigrationError(
+    `The store was upgraded by a later release: it has migration ${newest.name}, which this release does not know ` +
+      `(its latest is ${latest}). Downgrades are not supported: run the release that upgraded the store, ` +
+      'or restore the backup taken before the upgrade',
+  )
 }
 
 /** The recorded migrations, by number. */

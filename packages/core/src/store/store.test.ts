@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { organizationRow } from '@visitor-id/testing/rows'
 import { tempDir } from '@visitor-id/testing/temp-dir'
@@ -88,6 +88,53 @@ describe('migrations', () => {
     await migrate(store, { dir: dir.dir, ledger: 'edit_ledger' })
     writeFileSync(file, 'CREATE TABLE IF NOT EXISTS edit_a (id UInt64) ENGINE = MergeTree ORDER BY id;\n')
     await expect(migrate(store, { dir: dir.dir, ledger: 'edit_ledger' })).rejects.toThrow(/was edited/)
+    dir.remove()
+  })
+
+  it('stops at the level asked for, and applies the rest on the next run', async () => {
+    const dir = tempDir('vid-mig-')
+    for (const n of [1, 2, 3]) {
+      writeFileSync(
+        path.join(dir.dir, `000${n}_level.sql`),
+        `CREATE TABLE IF NOT EXISTS level_${n} (id UInt32) ENGINE = MergeTree ORDER BY id;\n`,
+      )
+    }
+    expect((await migrate(store, { dir: dir.dir, ledger: 'level_ledger', upTo: 2 })).applied).toEqual([
+      '0001_level.sql',
+      '0002_level.sql',
+    ])
+    expect([...(await appliedMigrations(store, 'level_ledger')).keys()]).toEqual([1, 2])
+    const tables =
+      "SELECT name FROM system.tables WHERE name IN ('level_1', 'level_2', 'level_3') ORDER BY name"
+    expect(await store.query(tables)).toEqual([{ name: 'level_1' }, { name: 'level_2' }])
+    expect((await migrate(store, { dir: dir.dir, ledger: 'level_ledger' })).applied).toEqual([
+      '0003_level.sql',
+    ])
+    dir.remove()
+  })
+
+  it('refuses a store a later release upgraded (no downgrades), before applying anything', async () => {
+    const dir = tempDir('vid-mig-')
+    const write = (name: string) =>
+      writeFileSync(
+        path.join(dir.dir, name),
+        `CREATE TABLE IF NOT EXISTS ${name.slice(5, -4)} (id UInt32) ENGINE = MergeTree ORDER BY id;\n`,
+      )
+    write('0001_newer_a.sql')
+    write('0002_newer_b.sql')
+    write('0003_newer_c.sql')
+    await migrate(store, { dir: dir.dir, ledger: 'newer_ledger' })
+    // The older release: it has 0001 only, and a 0002 of its own it has not applied yet.
+    rmSync(path.join(dir.dir, '0002_newer_b.sql'))
+    rmSync(path.join(dir.dir, '0003_newer_c.sql'))
+    write('0002_older_b.sql')
+    const run = migrate(store, { dir: dir.dir, ledger: 'newer_ledger' })
+    await expect(run).rejects.toBeInstanceOf(MigrationError)
+    await expect(run).rejects.toThrow(
+      'The store was upgraded by a later release: it has migration 0003_newer_c.sql, which this release does ' +
+        'not know (its latest is 0002_older_b.sql). Downgrades are not supported',
+    )
+    expect(await store.query("SELECT name FROM system.tables WHERE name = 'older_b'")).toEqual([])
     dir.remove()
   })
 
