@@ -91,4 +91,47 @@ describe('durable sink', () => {
     await durable.stop()
     await spool.close()
   })
+
+  it('holds the replay: the batch being replayed is committed first, none is written while held', async () => {
+    const { store, written, state } = fakeStore()
+    const { spool, durable } = await setUp(store)
+    state.failure = unavailable()
+    await durable.sink([row()])
+    await durable.sink([row()])
+    await durable.stop()
+    // A new sink on the spool (the next start), whose first insert takes until `landed` is called.
+    let landed: () => void = () => {}
+    const slow = {
+      async insert(table: string, rows: unknown[], options: { dedupToken: string }) {
+        if (written.length === 0) await new Promise<void>((resolve) => (landed = resolve))
+        return store.insert(table, rows as object[], options)
+      },
+    } as unknown as Store
+    state.failure = undefined
+    const metrics = createIngestMetrics(createMetricsRegistry(), () => spool.pendingBytes)
+    const next = createDurableSink({ store: slow, spool, metrics, retryMinMs: 1, retryMaxMs: 4 })
+    next.start()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    let held = false
+    const holding = next.holdReplay().then((release) => {
+      held = true
+      return release
+    })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(held).toBe(false)
+    landed()
+    const release = await holding
+    const left = spool.pendingBytes
+    expect(written).toHaveLength(1)
+    expect(left).toBeGreaterThan(0)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(written).toHaveLength(1)
+    expect(spool.pendingBytes).toBe(left)
+    release()
+    await next.drained()
+    expect(written).toHaveLength(2)
+    expect(spool.pendingBytes).toBe(0)
+    await next.stop()
+    await spool.close()
+  })
 })

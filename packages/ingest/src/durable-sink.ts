@@ -45,6 +45,12 @@ export interface DurableSink {
   readonly overloaded: boolean
   /** Resolves once the spool is empty (or the sink stopped). */
   drained(): Promise<void>
+  /**
+   * Pauses the replay (a backup copies the spool, then the store: a batch replayed in between
+   * would be in both, and a restored store has no dedup log to drop it). Resolves, once the batch
+   * being replayed is committed, to the function that resumes it.
+   */
+  holdReplay(): Promise<() => void>
   setLog(log: LogLike): void
 }
 
@@ -56,6 +62,8 @@ interface SinkState {
   /** True while batches go to the spool instead of ClickHouse. */
   degraded: boolean
   stopped: boolean
+  /** Holds on the replay (holdReplay); it runs only at 0. */
+  held: number
 }
 
 type BatchInsert = (token: string, rows: PageViewRow[]) => Promise<void>
@@ -91,7 +99,7 @@ function createReplay(
   }
   return async () => {
     const backoff = createBackoff(retry, pause)
-    while (!state.stopped) {
+    while (!state.stopped && state.held === 0) {
       const entry = await spool.peek()
       if (!entry) {
         if (state.degraded) state.log.info({}, 'ingest: spool replayed, writing to ClickHouse again')
@@ -157,14 +165,14 @@ function createSpoolingSink(
  * @example const durable = createDurableSink({ store, spool, metrics }); createBatchWriter({ sink: durable.sink, ... })
  */
 export function createDurableSink(options: DurableSinkOptions): DurableSink {
-  const state: SinkState = { log: options.log ?? silent, degraded: false, stopped: false }
+  const state: SinkState = { log: options.log ?? silent, degraded: false, stopped: false, held: 0 }
   const insert = createBatchInsert(options)
   const { pause, wake } = createPause()
   const replay = createReplay(options, insert, state, pause)
   let running: Promise<void> | undefined
 
   const kick = () => {
-    if (state.stopped || running) return
+    if (state.stopped || state.held > 0 || running) return
     running = replay().finally(() => {
       running = undefined
     })
@@ -186,6 +194,18 @@ export function createDurableSink(options: DurableSinkOptions): DurableSink {
       state.stopped = true
       wake()
       await running
+    },
+    async holdReplay() {
+      state.held += 1
+      wake()
+      await running
+      let released = false
+      return () => {
+        if (released) return
+        released = true
+        state.held -= 1
+        if (options.spool.pendingBytes > 0) kick()
+      }
     },
     async drained() {
       while (!state.stopped && (options.spool.pendingBytes > 0 || running)) {

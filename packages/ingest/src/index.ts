@@ -85,7 +85,12 @@ export {
   type PipelineResult,
 } from './pipeline/index.js'
 export { type IngestPluginOptions, ingestPlugin } from './plugin.js'
-export { createIngestService, type IngestService, type IngestServiceOptions } from './service.js'
+export {
+  createIngestService,
+  type IngestBackupHold,
+  type IngestService,
+  type IngestServiceOptions,
+} from './service.js'
 export { openSpool, type Spool, type SpoolEntry, SpoolFullError, type SpoolOptions } from './spool.js'
 export {
   createTrackingKeyCache,

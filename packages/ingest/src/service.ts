@@ -1,7 +1,7 @@
 // Everything one ingest process needs, built in one place for the composition root (server):
 // spool, IP data, tracking-key cache, pipeline, durable sink, batch writer and metrics.
-import { readFileSync } from 'node:fs'
-import { appendFile } from 'node:fs/promises'
+import { existsSync, readFileSync } from 'node:fs'
+import { appendFile, copyFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Config } from '@visitor-id/core/config'
 import type { PubSub } from '@visitor-id/core/coordination'
@@ -63,8 +63,25 @@ export interface IngestService {
    * the periodic company refresh (ranges, domains); logs what data was loaded.
    */
   start(log: LogLike): Promise<void>
+  /**
+   * For a backup: writes the buffered hits, then holds the spool's replay until released. While
+   * held, every acknowledged hit is either in the store or in what `copyQueues` copies, never both.
+   */
+  holdForBackup(): Promise<IngestBackupHold>
   /** Flushes every buffered hit (to ClickHouse or the spool) and stops background work. */
   close(): Promise<void>
+}
+
+/** An ingest process held for a backup (`holdForBackup`). */
+export interface IngestBackupHold {
+  /**
+   * Copies the spool's and the identification queue's waiting batches, and their dead letters,
+   * into `dataDir` (a data directory's copy: `spool/`, `identify-queue/`). Returns the files written,
+   * relative to `dataDir`.
+   */
+  copyQueues(dataDir: string): Promise<string[]>
+  /** Resumes the replay. */
+  release(): void
 }
 
 /** Appends a batch that kept failing to `dead-letter.jsonl` in `dir`, for an operator to look at. */
@@ -95,6 +112,22 @@ async function openSpools(dataDir: string, maxBytes: number, logs: LateLog) {
       logs.current?.error({ offset }, 'ingest: skipped a corrupt identification queue line'),
   })
   return { spool, spoolDir, identifySpool, identifyDir }
+}
+
+/** Copies `spool`'s waiting batches and the dead letters of `from` into `to`; the files written. */
+async function copyQueue(
+  spool: Pick<Spool<unknown>, 'copyTo'>,
+  from: string,
+  to: string,
+  name: string,
+): Promise<string[]> {
+  await spool.copyTo(to)
+  const files = [`${name}/spool.jsonl`]
+  if (existsSync(path.join(from, 'dead-letter.jsonl'))) {
+    await copyFile(path.join(from, 'dead-letter.jsonl'), path.join(to, 'dead-letter.jsonl'))
+    files.push(`${name}/dead-letter.jsonl`)
+  }
+  return files
 }
 
 /** The IP data the settings name, with reverse DNS (when on) counted in `metrics`. */
@@ -163,6 +196,28 @@ function createWritePath({ store, repos, settings, metrics, identified, spools, 
   return { identifyQueue, identities, durable, writer }
 }
 
+/** Writes the writer's buffer, holds the replay; the queues' copy and the release (`holdForBackup`). */
+async function holdForBackup(
+  writer: BatchWriter<PageViewRow>,
+  durable: DurableSink,
+  spools: Awaited<ReturnType<typeof openSpools>>,
+): Promise<IngestBackupHold> {
+  await writer.flush()
+  const release = await durable.holdReplay()
+  return {
+    release,
+    copyQueues: async (dataDir) => [
+      ...(await copyQueue(spools.spool, spools.spoolDir, path.join(dataDir, 'spool'), 'spool')),
+      ...(await copyQueue(
+        spools.identifySpool,
+        spools.identifyDir,
+        path.join(dataDir, 'identify-queue'),
+        'identify-queue',
+      )),
+    ],
+  }
+}
+
 /**
  * Builds the ingest side of a process.
  * @example const ingest = await createIngestService({ store, repos, dataDir, settings: config.ingest })
@@ -217,6 +272,7 @@ export async function createIngestService(options: IngestServiceOptions): Promis
       logger.info({ ...ipIntelligence.sources, pipeline: pipeline.steps.join(' > ') }, 'ingest: ready')
       await imports.start(logger)
     },
+    holdForBackup: () => holdForBackup(writer, durable, spools),
     async close() {
       await imports.stop()
       ipIntelligence.close()

@@ -104,4 +104,30 @@ describe('spool', () => {
     expect(tokens).toEqual(Array.from({ length: 50 }, (_, i) => `t${i}`))
     await spool.close()
   })
+
+  it('copies the batches not yet replayed, whole, taking its turn among appends and commits', async () => {
+    const dir = newDir()
+    const spool = await openSpool<number>({ dir, maxBytes: 1 << 24 })
+    await Promise.all(Array.from({ length: 10 }, (_, i) => spool.append(`t${i}`, [i])))
+    await spool.commit((await spool.peek())!)
+    // Asked for among appends and a commit: it holds what was appended before it was asked, all of it.
+    const before = Array.from({ length: 10 }, (_, i) => spool.append(`u${i}`, [10 + i]))
+    const copy = path.join(newDir(), 'spool')
+    const copying = spool.copyTo(copy)
+    const after = [spool.append('v', [20]), spool.peek().then((entry) => spool.commit(entry!))]
+    await Promise.all([...before, copying, ...after])
+    expect(await copying).toBe(readFileSync(path.join(copy, 'spool.jsonl')).length)
+    const copied = await openSpool<number>({ dir: copy, maxBytes: 1 << 24 })
+    const tokens: string[] = []
+    for (let entry = await copied.peek(); entry; entry = await copied.peek()) {
+      tokens.push(entry.token)
+      await copied.commit(entry)
+    }
+    expect(tokens).toEqual([
+      ...Array.from({ length: 9 }, (_, i) => `t${i + 1}`),
+      ...Array.from({ length: 10 }, (_, i) => `u${i}`),
+    ])
+    await copied.close()
+    await spool.close()
+  })
 })

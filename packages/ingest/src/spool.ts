@@ -26,6 +26,11 @@ export interface Spool<Row> {
   peek(from?: number): Promise<SpoolEntry<Row> | undefined>
   /** Marks a batch (and every one before it) replayed. */
   commit(entry: SpoolEntry<Row>): Promise<void>
+  /**
+   * Writes the batches not yet replayed to `dir` as a spool of their own (a backup's copy): taken
+   * between two appends or commits, never half of one. Resolves to the bytes copied.
+   */
+  copyTo(dir: string): Promise<number>
   /** Bytes appended and not yet replayed. */
   readonly pendingBytes: number
   /** True when the next batch of a typical size would not fit. */
@@ -81,6 +86,23 @@ async function writeOffset(file: string, offset: number) {
   const temporary = `${file}.tmp`
   await writeFile(temporary, String(offset))
   await rename(temporary, file)
+}
+
+/** Copies bytes [from, to) of `handle` to a new file `target`, a chunk at a time, and fsyncs it. */
+async function copyRange(handle: FileHandle, from: number, to: number, target: string) {
+  const out = await open(target, 'wx', 0o600)
+  try {
+    const buffer = Buffer.alloc(readChunk)
+    for (let position = from; position < to; ) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, to - position), position)
+      if (bytesRead === 0) break
+      await out.write(buffer, 0, bytesRead)
+      position += bytesRead
+    }
+    await out.datasync()
+  } finally {
+    await out.close()
+  }
 }
 
 /**
@@ -195,6 +217,13 @@ export async function openSpool<Row>(options: SpoolOptions): Promise<Spool<Row>>
         offset = Math.max(offset, entry.next)
         await saveOffset()
         await truncateIfDone()
+      }),
+    copyTo: (dir) =>
+      exclusive(async () => {
+        mkdirSync(dir, { recursive: true })
+        // No offset file: the copy starts at its first batch.
+        await copyRange(handle, offset, size, path.join(dir, 'spool.jsonl'))
+        return size - offset
       }),
     close: () => exclusive(() => handle.close()),
   }

@@ -2,8 +2,10 @@
 // run in this process or in the server that owns the data directory (its admin socket).
 import { inspect } from 'node:util'
 import { type Config, ConfigError } from '@visitor-id/core/config'
-import { DataDirLockedError, migrate } from '@visitor-id/core/store'
+import { DataDirLockedError, migrate, StoreBackupError } from '@visitor-id/core/store'
 import { type AdminReply, type AdminRequest, adminSocketPath, sendAdminCommand } from './admin-socket.js'
+import { BackupError } from './backup/manifest.js'
+import { backupCommand, restoreCommand } from './cli/backup.js'
 import { billingCommand } from './cli/billing.js'
 import { type CommandContext, type CommandRun, type Out, withStore } from './cli/command-run.js'
 import { creditsCommand } from './cli/credits.js'
@@ -29,6 +31,8 @@ async function runCommand(run: CommandRun, argv: string[], out: Out): Promise<vo
   if (command === 'credits') return creditsCommand(run, sub, rest, out)
   if (command === 'billing') return billingCommand(run, sub, rest, out)
   if (command === 'import') return importCommand(run, sub, rest, out)
+  if (command === 'backup') return backupCommand(run, argv.slice(1), out)
+  if (command === 'restore') return restoreCommand(run, argv.slice(1), out)
   if (command === 'seed-demo')
     return seedDemoCommand(run, [sub, ...rest].filter((a) => a !== undefined) as string[], out)
   throw new UsageError(`Unknown command: ${argv.join(' ') || '(none)'}. Run "help" for the list.`)
@@ -61,7 +65,12 @@ function failure(error: unknown): { line: string; exit: number } {
   if (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
     return { line: `visitor-id: ${error.message}`, exit: 2 }
   }
-  if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof DataDirLockedError ||
+    error instanceof BackupError ||
+    error instanceof StoreBackupError
+  ) {
     return { line: `visitor-id: ${error.message}`, exit: 1 }
   }
   return { line: `visitor-id: failed to start: ${inspect(error)}`, exit: 1 }

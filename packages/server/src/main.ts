@@ -2,7 +2,8 @@
 // Entry point: `visitor-id serve` and the admin commands. The only place that reads process.env.
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '@visitor-id/core/config'
-import { DataDirLockedError, MigrationError } from '@visitor-id/core/store'
+import { DataDirLockedError, MigrationError, StoreBackupError } from '@visitor-id/core/store'
+import { BackupError } from './backup/manifest.js'
 import { UsageError, usage } from './cli/usage.js'
 import { runAdminCommand } from './cli.js'
 import { StartupError, startServer } from './runtime.js'
@@ -66,7 +67,9 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof UsageError ||
     error instanceof StartupError ||
     // A store upgraded by a later release, or an applied migration edited since: the message says what to do.
-    error instanceof MigrationError
+    error instanceof MigrationError ||
+    error instanceof BackupError ||
+    error instanceof StoreBackupError
   ) {
     console.error(`visitor-id: ${error.message}`)
     process.exit(error instanceof UsageError ? 2 : 1)

@@ -215,6 +215,7 @@ async function startAdminSocket(
     store,
     repos,
     coordination,
+    ingest,
     // An import applies at once: here (when this process ingests), and in the other processes.
     importFinished: async (kind: ImportKind) => {
       if (ingest) return ingest.importFinished(kind)

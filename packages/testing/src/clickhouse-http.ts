@@ -24,13 +24,33 @@ const httpOnlySettings = new Set([
 const settingLiteral = (value: string) =>
   /^-?\d+(\.\d+)?$/.test(value) ? value : `'${value.replace(/[\\']/g, '\\$&')}'`
 
+export interface ClickHouseHttpOptions {
+  /** The server configuration's `backups.allowed_path`: BACKUP / RESTORE to `File()` under it. */
+  backupsAllowedPath?: string
+}
+
 /**
- * Serves the engine of `dataDir` over ClickHouse's HTTP protocol on a loopback port.
+ * Serves the engine of `dataDir` over ClickHouse's HTTP protocol on a loopback port. A request's
+ * `database` is its current database, as on a server (`CLICKHOUSE_DATABASE`).
  * @example const clickhouse = await startClickHouseHttp(dir); env.CLICKHOUSE_URL = clickhouse.url
  */
-export async function startClickHouseHttp(dataDir: string): Promise<ClickHouseHttp> {
-  const session = new Session(dataDir)
+export async function startClickHouseHttp(
+  dataDir: string,
+  options: ClickHouseHttpOptions = {},
+): Promise<ClickHouseHttp> {
+  const session = new Session(
+    dataDir,
+    options.backupsAllowedPath
+      ? { connectionArgs: [`--backups.allowed_path=${options.backupsAllowedPath}`] }
+      : {},
+  )
+  let current = 'default'
   const run = async (url: URL, body: string) => {
+    const database = url.searchParams.get('database') || 'default'
+    if (database !== current) {
+      await session.queryAsync(`USE \`${database.replace(/[\\`]/g, '\\$&')}\``)
+      current = database
+    }
     const settings: string[] = []
     const params: Record<string, string> = {}
     for (const [name, value] of url.searchParams) {

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { createApiKey } from '../api-keys/issue.js'
 import type { Repositories } from '../repositories.js'
@@ -58,6 +58,8 @@ export async function bootstrapIfEmpty(
     trackingKey: pixelConfig.tracking_key,
   }
   // 'wx': fail rather than overwrite if another process wrote it meanwhile.
+  // With CLICKHOUSE_URL nothing else has made DATA_DIR yet (the embedded store's lock makes it).
+  mkdirSync(dataDir, { recursive: true })
   writeFileSync(file, `${JSON.stringify(bootstrap, null, 2)}\n`, { mode: 0o600, flag: 'wx' })
   return { created: true, file, bootstrap }
 }

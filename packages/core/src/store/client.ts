@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { type ClickHouseClient, createClient } from '@clickhouse/client'
+import { Session } from 'chdb'
 import { createChdbConnection } from 'chdb/connection'
 import { bindQueryParams } from './bind-params.js'
 import { classifyStoreError } from './store-error.js'
@@ -97,6 +98,13 @@ interface EmbeddedSession {
 }
 
 /**
+ * Engine configuration the embedded engine starts with: `BACKUP ... TO File(path)` and `RESTORE`
+ * need `backups.allowed_path`. Any path: the engine runs inside this process, which may write
+ * wherever its user may, and only our own SQL names a path (store/backup.ts).
+ */
+const embeddedEngineArgs = ['--backups.allowed_path=/']
+
+/**
  * The embedded engine: several sessions of one data directory, each call on the least busy one.
  * Values are bound as typed literals (bind-params.ts): the engine's own binder serializes every
  * parameterized query of the process, while queries without parameters run side by side.
@@ -105,6 +113,9 @@ interface EmbeddedSession {
 function embeddedBackend(options: StoreOptions): Backend {
   const dir = path.join(options.dataDir, 'clickhouse')
   mkdirSync(dir, { recursive: true })
+  // The first connection of a data directory starts its engine with its arguments; the sessions
+  // below share that engine. Kept open until they are closed, so the engine keeps them.
+  const engine = new Session(dir, { connectionArgs: embeddedEngineArgs })
   // chdb re-declares @clickhouse/client-common's Connection type; the shapes are the same.
   type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connection']
   const settings = Object.entries({ ...clickhouseSettings, log_queries: 0 })
@@ -139,6 +150,7 @@ function embeddedBackend(options: StoreOptions): Backend {
     request: (sql, params) => ({ query: bindQueryParams(sql, params) }),
     close: async () => {
       await Promise.all(sessions.map((session) => session.client.close()))
+      engine.close()
     },
   }
 }

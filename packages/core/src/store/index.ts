@@ -1,4 +1,13 @@
 // The public face of core's store domain: what other packages import as @visitor-id/core/store.
+export {
+  backupStore,
+  engineVersion,
+  restoreStore,
+  type StoreBackup,
+  StoreBackupError,
+  storeDatabase,
+  storeTables,
+} from './backup.js'
 export type { InsertOptions } from './client.js'
 export {
   classifyStoreError,

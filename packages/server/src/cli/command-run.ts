@@ -4,7 +4,7 @@ import type { Config } from '@visitor-id/core/config'
 import type { Coordination } from '@visitor-id/core/coordination'
 import { createRepositories, type Repositories } from '@visitor-id/core/repositories'
 import { createReadModel, migrate, type Store } from '@visitor-id/core/store'
-import type { ImportKind } from '@visitor-id/ingest'
+import type { ImportKind, IngestService } from '@visitor-id/ingest'
 import { createCoordination } from '../adapters.js'
 import { openStore } from '../open-store.js'
 
@@ -18,6 +18,8 @@ export interface CommandContext {
   coordination: Coordination
   /** Applies a finished import in the server (its caches) and announces it to the other processes. */
   importFinished?: (kind: ImportKind) => Promise<void>
+  /** The server's ingest, when it ingests: a backup writes its buffered hits and copies its queues. */
+  ingest?: Pick<IngestService, 'holdForBackup'> | undefined
 }
 
 /** How one command runs: in the CLI's own process, or in the server that owns the data directory. */

@@ -37,6 +37,11 @@ Commands:
                                          fill an organization (default: the bootstrap one) with
                                          demo companies, contacts, visitors over 30 days,
                                          identifications and a scored ICP config (N default 500)
+  backup --to DIR                        back up the store (the engine's BACKUP) and DATA_DIR's
+                                         own files into a new directory, with a manifest; runs in
+                                         the server when one owns DATA_DIR (hits keep arriving)
+  restore --from DIR                     fill an empty DATA_DIR (and an empty database) from a
+                                         backup; run it with no server on that DATA_DIR
   help                                   show this text
 
 Settings come from environment variables (see README).`
