@@ -28,8 +28,8 @@ import {
   type BatchOutcome,
   type BatchPosition,
 } from './ads-platform.js'
-import { metaLoginFailure } from './meta-errors.js'
 import { reconnectMarginMs } from './grant-expiry.js'
+import { metaLoginFailure } from './meta-errors.js'
 import { type GraphContext, graphRequest } from './meta-graph.js'
 import type { TokenSet } from './oauth.js'
 import { metaDialogUrl, metaGraphUrl, metaGraphVersion, metaScopes } from './platform-endpoints.js'
