@@ -1,164 +1,42 @@
-import { mkdirSync, readFileSync } from 'node:fs'
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
-import { createRequire } from 'node:module'
-import type { AddressInfo } from 'node:net'
-import path from 'node:path'
+import { readFileSync } from 'node:fs'
 import type { BootstrapFile } from '@visitor-id/core/organizations'
-import { closeChromium, findChromium, launchChromium } from '@visitor-id/testing/chromium'
-import { startZoneServer } from '@visitor-id/testing/dns-zone-server'
-import {
-  killServerProcess,
-  repoRoot,
-  runCli,
-  type ServerProcess,
-  startServerProcess,
-} from '@visitor-id/testing/server-process'
-import { tempDir } from '@visitor-id/testing/temp-dir'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adsSteps, startAdsPlatforms } from './fixtures/ads-platforms.js'
+import type { Page } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { dashboardBrowser } from './fixtures/dashboard-browser.js'
 
-// The dashboard (/app) in a real browser against a real server filled by `seed-demo`: sign-in,
-// every page with figures checked against the API, the profile panel, an ICP config, partner
-// rules (live validation, preview), a list and its audience syncs, a key created and revoked;
-// axe-core on every page (no serious or critical violation) and a screenshot of each in
-// test-results/dashboard/.
+// The dashboard (/app) in a real browser against a real server filled by `seed-demo`: the app's
+// serving, sign-in, the overview, companies and visitors pages with figures checked against the
+// API, the profile panel, the keyboard; axe-core on every page (no serious or critical violation)
+// and a screenshot of each in test-results/dashboard/. ICP configs, settings and the agency's
+// organizations: dashboard-settings.test.ts; lists, audience syncs and the reconnect banner:
+// dashboard-lists.test.ts.
 
-const data = tempDir('vid-dashboard-')
-const shots = path.join(repoRoot, 'test-results', 'dashboard')
-const timeZone = 'America/New_York'
-let server: ServerProcess | undefined
-let boot: BootstrapFile
-let browser: Browser
-let context: BrowserContext
+const d = dashboardBrowser()
+const { api, open, expectAccessible, screenshot, numberIn, timeZone } = d
 let page: Page
-const pageErrors: string[] = []
-/** The partner's webhook receiver: every request it got. */
-const received: { headers: IncomingHttpHeaders; body: string }[] = []
-let receiver: Server
-let dns: Awaited<ReturnType<typeof startZoneServer>>
-/** The OAuth server and the local ads API both integration types connect to. */
-let platforms: Awaited<ReturnType<typeof startAdsPlatforms>>
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+let boot: BootstrapFile
+let baseUrl: string
 
-const api = async <T = Record<string, unknown>>(route: string, init: RequestInit = {}, partner = false) => {
-  const response = await fetch(`${server!.url}/api/v1${route}`, {
-    ...init,
-    headers: {
-      ...(partner ? { 'x-partner-api-key': boot.partnerKey } : { 'x-api-key': boot.apiKey }),
-      ...(init.body ? { 'content-type': 'application/json' } : {}),
-    },
-  })
-  expect(response.status, route).toBeLessThan(300)
-  const text = await response.text()
-  return (text ? JSON.parse(text) : undefined) as T
-}
-
-/** Goes to a page of the app by its navigation link, as a person would. */
-async function open(title: string) {
-  if (await page.locator('dialog[open]').count()) await page.keyboard.press('Escape')
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: title, exact: true }).click()
-  await page.getByRole('heading', { level: 1, name: title }).waitFor()
-}
-
-/** axe-core in the page (its CSP stays on: evaluated through the driver, not a script tag). */
-async function expectAccessible(name: string) {
-  await page.evaluate(axeSource)
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as { axe: { run: (context: Document) => Promise<{ violations: unknown[] }> } }
-    ).axe
-    const result = await axe.run(document)
-    return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map(
-      (v) => ({
-        id: v.id,
-        impact: v.impact,
-        targets: v.nodes.slice(0, 3).map((node) => node.target.join(' ')),
-      }),
-    )
-  })
-  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-  expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([])
-}
-
-async function screenshot(name: string) {
-  await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true })
-}
-
-const numberIn = async (selector: string) =>
-  Number((await page.locator(selector).first().innerText()).replace(/[^\d]/g, ''))
-
-beforeAll(async () => {
-  mkdirSync(shots, { recursive: true })
-  // Bootstrap, then seed the demo organization with the server stopped (seed-demo opens the store).
-  server = await startServerProcess({ DATA_DIR: data.dir })
-  boot = JSON.parse(readFileSync(path.join(data.dir, 'bootstrap.json'), 'utf8')) as BootstrapFile
-  server.child.kill('SIGTERM')
-  await server.exit
-  const seeded = await runCli(['seed-demo', '--visitors', '150'], { DATA_DIR: data.dir })
-  expect(seeded.code, seeded.stderr).toBe(0)
-  receiver = createServer((request, response) => {
-    let body = ''
-    request.on('data', (chunk: Buffer) => {
-      body += chunk.toString()
-    })
-    request.on('end', () => {
-      received.push({ headers: request.headers, body })
-      response.end('ok')
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-  // The custom domain's CNAME, as the partner would create it, in a DNS zone of the test's own.
-  dns = await startZoneServer({ 'track.example.com': { CNAME: 'cname.visitor-id.test' } })
-  platforms = await startAdsPlatforms()
-  // The webhook receiver is on loopback; custom domains point their CNAME at a test name.
-  server = await startServerProcess({
-    DATA_DIR: data.dir,
-    ...platforms.env,
-    WEBHOOK_ALLOW_PRIVATE: '1',
-    CUSTOM_DOMAIN_TARGET: 'cname.visitor-id.test',
-    DNS_SERVERS: dns.address,
-  })
-  browser = await launchChromium(await findChromium())
-  context = await browser.newContext({
-    viewport: { width: 1280, height: 900 },
-    timezoneId: timeZone,
-    acceptDownloads: true,
-  })
-  page = await context.newPage()
-  page.setDefaultTimeout(10_000)
-  page.on('pageerror', (error) => pageErrors.push(error.message))
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
-      pageErrors.push(message.text())
-  })
-  page.on('dialog', (dialog) => void dialog.accept())
-}, 120_000)
-
-afterAll(async () => {
-  await closeChromium(browser)
-  await killServerProcess(server)
-  await new Promise((resolve) => receiver?.close(resolve))
-  await dns?.close()
-  await platforms?.close()
-  data.remove()
+beforeAll(() => {
+  ;({ page, boot } = d)
+  baseUrl = d.server.url
 })
 
 describe('dashboard', { timeout: 60_000 }, () => {
   it('serves the app with a self-only CSP and cacheable hashed assets', async () => {
-    const response = await fetch(`${server!.url}/app`)
+    const response = await fetch(`${baseUrl}/app`)
     expect(response.status).toBe(200)
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self'")
     const html = await response.text()
     const script = /src="\/app\/(app-[0-9a-f]+\.js)"/.exec(html)![1]!
-    const asset = await fetch(`${server!.url}/app/${script}`)
+    const asset = await fetch(`${baseUrl}/app/${script}`)
     expect(asset.status).toBe(200)
     expect(asset.headers.get('cache-control')).toContain('immutable')
-    expect((await fetch(`${server!.url}/app/visitors`)).status).toBe(200)
+    expect((await fetch(`${baseUrl}/app/visitors`)).status).toBe(200)
   })
 
   it('refuses a wrong key with a readable message, then signs in with the bootstrap keys', async () => {
-    await page.goto(`${server!.url}/app`)
+    await page.goto(`${baseUrl}/app`)
     await page.getByLabel('API key').fill('bsk_live_00000000000000000000000000000000')
     await page.getByRole('button', { name: 'Sign in' }).click()
     await expect.poll(() => page.getByRole('alert').innerText()).toContain('This API key was refused')
@@ -345,338 +223,8 @@ describe('dashboard', { timeout: 60_000 }, () => {
     await expectAccessible('visitors')
   })
 
-  it('ICP configs: creates an organization config, and partner rules validated as typed and previewed', async () => {
-    const statsRequest = page.waitForRequest(
-      (r) => r.url().includes('/icp-configs/stats?') && !r.url().includes('/partner/'),
-    )
-    await open('ICP configs')
-    const statsUrl = new URL((await statsRequest).url())
-    const stats = await api<{ slug: string; visitors: number; matches: number }[]>(
-      `${statsUrl.pathname.replace('/api/v1', '')}${statsUrl.search}`,
-    )
-    const demo = page.locator(`tr[data-slug="${stats[0]!.slug}"]`)
-    await expect
-      .poll(() => demo.locator('td.num').allInnerTexts())
-      .toEqual([stats[0]!.visitors.toLocaleString('en-US'), stats[0]!.matches.toLocaleString('en-US')])
-    await page.getByRole('button', { name: 'New ICP config' }).click()
-    await page.getByLabel('Name', { exact: true }).fill('Fintech buyers')
-    await page.locator('#config-company-industries').fill('Fintech, SaaS')
-    await page.locator('#config-contact-seniorities').fill('c-level')
-    await page.getByRole('button', { name: 'Create and score' }).click()
-    await page.locator('tr', { hasText: 'Fintech buyers' }).waitFor()
-    const configs = await api<{ name: string; filter: unknown }[]>(
-      `/organizations/${boot.organizationId}/icp-configs`,
-    )
-    expect(configs.find((c) => c.name === 'Fintech buyers')?.filter).toEqual({
-      company: { industries: ['Fintech', 'SaaS'] },
-      contact: { seniorities: ['c-level'] },
-    })
-    await page.getByRole('button', { name: 'Edit Fintech buyers' }).click()
-    await page.getByLabel('Priority (lower first)').fill('2')
-    await page.getByRole('button', { name: 'Save changes' }).click()
-    await expect
-      .poll(() => page.locator('tr', { hasText: 'Fintech buyers' }).innerText())
-      .toContain('priority 2')
-    const edited = await api<{ priority: number }>(
-      `/organizations/${boot.organizationId}/icp-configs/fintech-buyers`,
-    )
-    expect(edited.priority).toBe(2)
-    const recalculated = page.waitForResponse((r) => r.url().endsWith('/recalculate'))
-    await page.getByRole('button', { name: 'Recalculate Fintech buyers' }).click()
-    expect((await recalculated).status()).toBe(202)
-
-    await page.getByRole('button', { name: 'New partner rules' }).click()
-    await page.getByLabel('Label').fill('Engaged SaaS')
-    // Every comparator of the rule language, each with a type it applies to: the form builds rules
-    // icp-engine accepts.
-    const sweep: [type: string, comparator: string, value?: string | [string, string]][] = [
-      ['industry', 'equals', 'SaaS'],
-      ['industry', 'not_equals', 'Retail'],
-      ['job_title', 'contains', 'VP'],
-      ['job_title', 'not_contains', 'Intern'],
-      ['domain', 'starts_with', 'acme'],
-      ['domain', 'ends_with', '.example'],
-      ['company_size', 'gt', '50'],
-      ['page_view_count', 'gte', '2'],
-      ['last_seen_days', 'lt', '30'],
-      ['session_count', 'lte', '10'],
-      ['country', 'in', 'US, GB'],
-      ['country', 'not_in', 'FR'],
-      ['utm_source', 'has_any', 'google, linkedin'],
-      ['utm_source', 'has_all', 'google'],
-      ['icp_score', 'between', ['50', '100']],
-      ['linkedin_url', 'exists'],
-      ['seniority', 'not_exists'],
-      ['is_hosting', 'equals', 'false'],
-    ]
-    for (const [type, comparator, value] of sweep) {
-      await page.locator('#g0c0-type').selectOption(type)
-      await page.locator('#g0c0-comparator').selectOption(comparator)
-      if (Array.isArray(value)) {
-        await page.locator('#g0c0-value-low').fill(value[0])
-        await page.locator('#g0c0-value-high').fill(value[1])
-      } else if (type === 'is_hosting') await page.locator('#g0c0-value').selectOption(value!)
-      else if (value !== undefined) await page.locator('#g0c0-value').fill(value)
-      await expect
-        .poll(() => page.locator('[data-validity]').getAttribute('data-validity'), {
-          message: `${type} ${comparator}`,
-        })
-        .toBe('valid')
-    }
-    await page.locator('#g0c0-type').selectOption('company_size')
-    await page.locator('#g0c0-comparator').selectOption('between')
-    await page.locator('#g0c0-value-low').fill('500')
-    await page.locator('#g0c0-value-high').fill('10')
-    // icp-engine's own message, as the API would give it, while typing.
-    await expect.poll(() => page.locator('[data-validity]').getAttribute('data-validity')).toBe('invalid')
-    await expect.poll(() => page.locator('[data-condition="g0c0"] .issues').innerText()).toMatch(/\S/)
-    await page.locator('#g0c0-value-high').fill('100000')
-    await expect.poll(() => page.locator('[data-validity]').getAttribute('data-validity')).toBe('valid')
-    await page.getByRole('button', { name: 'Add condition to group 1' }).click()
-    await page.locator('#g0c1-type').selectOption('page_view_count')
-    await page.locator('#g0c1-comparator').selectOption('gte')
-    await page.locator('#g0c1-value').fill('1')
-    await page.getByRole('button', { name: 'Add group' }).click()
-    await page.locator('#g1c0-type').selectOption('utm_source')
-    await page.locator('#g1c0-comparator').selectOption('in')
-    await page.locator('#g1c0-value').fill('google, linkedin')
-    await expect.poll(() => page.locator('[data-validity]').getAttribute('data-validity')).toBe('valid')
-    // Preview against a visitor's facts.
-    const options = await page.locator('#preview-visitor option').count()
-    expect(options).toBeGreaterThan(1)
-    await page.locator('#preview-visitor').selectOption({ index: 1 })
-    await expect.poll(() => page.locator('[data-preview]').count()).toBe(1)
-    expect(await page.locator('[data-preview]').innerText()).toMatch(/score \d+/)
-    await screenshot('icp-partner-rules')
-    await expectAccessible('ICP partner rules')
-    await page.getByRole('button', { name: 'Create and score' }).click()
-    await page.locator('li.card', { hasText: 'Engaged SaaS' }).waitFor()
-    const partner = await api<{ icpConfigs: { label: string; rules: { groups: unknown[] } }[] }>(
-      `/partner/organizations/${boot.organizationId}/icp-configs`,
-      {},
-      true,
-    )
-    expect(partner.icpConfigs.find((c) => c.label === 'Engaged SaaS')?.rules.groups).toHaveLength(2)
-    await screenshot('icp')
-    await expectAccessible('ICP configs')
-    await page.getByRole('button', { name: 'Delete Fintech buyers' }).click()
-    await expect.poll(() => page.locator('tr', { hasText: 'Fintech buyers' }).count()).toBe(0)
-    const left = await api<{ slug: string }[]>(`/organizations/${boot.organizationId}/icp-configs`)
-    expect(left.map((config) => config.slug)).not.toContain('fintech-buyers')
-  })
-
-  it('lists: counts as the filter is edited, saves, refreshes and exports', async () => {
-    await open('Lists')
-    const expected = await api<{ count: number }>('/contacts/count', {
-      method: 'POST',
-      body: JSON.stringify({ company: { industries: ['SaaS'] } }),
-    })
-    await page.locator('#list-company-industries').fill('SaaS')
-    await expect.poll(() => page.locator('.count').getAttribute('data-count')).toBe(String(expected.count))
-    await page.getByLabel(/List name/).fill('SaaS audience')
-    await page.getByRole('button', { name: 'Save list' }).click()
-    const row = page.locator('tr[data-list="SaaS audience"]')
-    await row.waitFor()
-    const refreshed = page.waitForResponse((r) => r.url().includes('/lists/refresh/'))
-    await page.getByRole('button', { name: 'Refresh SaaS audience' }).click()
-    expect((await refreshed).status()).toBe(200)
-    const download = page.waitForEvent('download')
-    await page.getByRole('button', { name: 'Export CSV of SaaS audience' }).click()
-    expect(readFileSync((await (await download).path())!, 'utf8')).toContain('email_sha256')
-    const lists = await api<{ name: string; contactsNum: number }[]>(`/lists/${boot.organizationId}`)
-    const saved = lists.find((list) => list.name === 'SaaS audience')!
-    expect(await row.locator('td.num').innerText()).toBe(saved.contactsNum.toLocaleString('en-US'))
-    await screenshot('lists')
-    await expectAccessible('lists')
-  })
-
-  it('lists: the ads platform each list syncs to, its last sync and counts, a failure’s error', async () => {
-    const organizationId = boot.organizationId
-    const steps = adsSteps(server!.url, boot.apiKey)
-    for (const type of ['searchAds', 'socialAds'] as const) {
-      await steps.install(organizationId, type)
-      await steps.select(organizationId, type, '111')
-    }
-    const save = (listName: string, industries: string[]) =>
-      api<{ id: string }>('/lists/save', {
-        method: 'POST',
-        body: JSON.stringify({
-          organizationId,
-          listName,
-          contacts_found: 0,
-          filter: { company: { industries } },
-        }),
-      })
-    const refreshed = async (listId: string, flowId: string, n: number) => {
-      await api(`/lists/refresh/${listId}`, { method: 'POST' })
-      return steps.run(organizationId, flowId, n)
-    }
-    // Google Ads: a sync, then the list narrowed (saving refreshes it): its Fintech members removed.
-    const google = await save('Google audience', ['SaaS', 'Fintech'])
-    const googleFlow = await steps.syncingFlow(organizationId, google.id, 'searchAds')
-    expect((await refreshed(google.id, googleFlow, 1)).status).toBe('success')
-    await save('Google audience', ['SaaS'])
-    const narrowed = await steps.run(organizationId, googleFlow, 2)
-    expect(narrowed.status, JSON.stringify(narrowed)).toBe('success')
-    // Meta: the platform fails the second batch.
-    const meta = await save('Meta audience', ['Fintech'])
-    const metaFlow = await steps.syncingFlow(organizationId, meta.id, 'socialAds')
-    platforms.ads.failMembers({ status: 500, afterBatches: 1, message: 'the audience is locked' })
-    expect((await refreshed(meta.id, metaFlow, 1)).status).toBe('failed')
-
-    type Sync = { status: string; audienceId: string; sent: number; removed: number; received: number }
-    const lists = await api<{ name: string; lastAudienceSync: Sync }[]>(`/lists/${organizationId}`)
-    const syncOf = (name: string) => lists.find((list) => list.name === name)!.lastAudienceSync
-    const [googleSync, metaSync] = [syncOf('Google audience'), syncOf('Meta audience')]
-    expect(googleSync).toMatchObject({ status: 'success', sent: 0 })
-    expect(googleSync.removed).toBeGreaterThan(0)
-    expect(metaSync).toMatchObject({ status: 'failed', sent: 10 })
-
-    await page.reload()
-    const summary = (name: string) => page.locator(`tr[data-list="${name}"] .audience-sync`).innerText()
-    const n = (value: number) => value.toLocaleString('en-US')
-    const googleWords = await summary('Google audience')
-    expect(googleWords).toContain(
-      `Synced to Google Ads · account Acme Ads (111) · audience ${googleSync.audienceId}`,
-    )
-    expect(googleWords).toMatch(/Last sync\s+Succeeded, finished /)
-    expect(googleWords).toMatch(
-      new RegExp(
-        `Members\\s+0 added · ${n(googleSync.removed)} removed · ${n(googleSync.received)} received · 0 invalid`,
-      ),
-    )
-    const metaWords = await summary('Meta audience')
-    expect(metaWords).toContain(
-      `Not yet synced to Meta · account Acme Ads (111) · audience ${metaSync.audienceId}`,
-    )
-    expect(metaWords).toMatch(/Last sync\s+Failed, stopped /)
-    expect(metaWords).toMatch(/Members\s+10 added · 0 removed · 10 received · 0 invalid/)
-    expect(metaWords).toMatch(/Error\s+the ads API answered 500: the audience is locked/)
-    expect(await summary('SaaS audience')).toBe('Not connected to an ads platform')
-    await screenshot('lists-audience-sync')
-    await expectAccessible('lists-audience-sync')
-  })
-
-  it('settings: snippets, a key created with scopes and revoked, webhooks, domain, email preferences', async () => {
-    await open('Settings')
-    const snippet = await api<{ script: string }>(
-      `/visitor-tracking/${boot.organizationId}/installation/script/jsSnippet`,
-    )
-    await expect.poll(() => page.locator('.snippet pre').first().innerText()).toBe(snippet.script)
-    // The pixel's configuration, saved and read back.
-    await page.getByLabel(/Verified domains/).fill('example.com\nshop.example.com')
-    await page.getByLabel(/Respect privacy signals/).check()
-    await page.getByRole('button', { name: 'Save pixel settings' }).click()
-    await expect.poll(() => page.getByRole('status').first().innerText()).toContain('Saved')
-    const { pixelConfig } = await api<{
-      pixelConfig: { verifiedDomains: string[]; respectPrivacySignals: boolean }
-    }>(`/visitor-tracking/${boot.organizationId}`)
-    expect(pixelConfig).toMatchObject({
-      verifiedDomains: ['example.com', 'shop.example.com'],
-      respectPrivacySignals: true,
-    })
-    await page.getByLabel('Name', { exact: true }).fill('Reporting')
-    await page.getByRole('group', { name: 'Scopes' }).getByLabel('write', { exact: true }).check()
-    await page.getByRole('button', { name: 'Create key' }).click()
-    const plainKey = await page.locator('[data-plain-key]').innerText()
-    expect(plainKey).toMatch(/^bsk_live_[0-9a-f]{32}$/)
-    expect((await fetch(`${server!.url}/api/v1/ping`, { headers: { 'x-api-key': plainKey } })).status).toBe(
-      200,
-    )
-    await page.getByRole('button', { name: 'Revoke Reporting' }).click()
-    await expect.poll(() => page.locator('tr[data-key="Reporting"]').innerText()).toContain('Revoked')
-    expect((await fetch(`${server!.url}/api/v1/ping`, { headers: { 'x-api-key': plainKey } })).status).toBe(
-      401,
-    )
-
-    // Partner: the identification webhook, saved, then tested against the receiver; the attempt is logged.
-    const identification = page.getByRole('form', { name: 'Identification webhook' })
-    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
-    await identification.getByLabel('URL', { exact: true }).fill(receiverUrl)
-    await identification.getByLabel(/Signing secret/).fill('a-signing-secret-for-the-test')
-    await identification.getByLabel('Enabled').check()
-    await identification.getByRole('button', { name: 'Save', exact: true }).click()
-    await expect.poll(() => identification.getByText(/Signing secret \(set/).count()).toBe(1)
-    expect((await api<{ identification: unknown }>('/partner/webhooks', {}, true)).identification).toEqual({
-      url: receiverUrl,
-      enabled: true,
-      hasSecret: true,
-    })
-    await identification.getByRole('button', { name: 'Send a test event' }).click()
-    await expect
-      .poll(() => identification.getByRole('status').innerText())
-      .toMatch(/^Test: The receiver answered 200/)
-    expect(received).toHaveLength(1)
-    expect(JSON.parse(received[0]!.body)).toMatchObject({ event_type: 'visitor.identified' })
-    await page.getByRole('button', { name: 'Reload' }).click()
-    await expect
-      .poll(() => page.getByRole('table', { name: 'Webhook deliveries' }).innerText())
-      .toMatch(/visitor\.identified[\s\S]*success \(HTTP 200/)
-    // The custom domain: its DNS record to create, then verified against the zone.
-    await page.getByLabel('Domain', { exact: true }).fill('track.example.com')
-    await page.getByRole('button', { name: 'Set domain' }).click()
-    const records = page.getByRole('table', { name: 'DNS records to create' })
-    await expect
-      .poll(() => records.innerText())
-      .toMatch(/CNAME\s+track\.example\.com\s+cname\.visitor-id\.test/)
-    await page.getByRole('button', { name: 'Verify now' }).click()
-    await expect.poll(() => page.locator('#domain-title + p').innerText()).toBe('track.example.com: verified')
-    expect((await api<{ verified: boolean }>('/partner/domain/verification', {}, true)).verified).toBe(true)
-    // Email preferences: a partner default off, then this organization's own override and reset.
-    const defaults = page.getByRole('form', { name: 'Email preferences: defaults' })
-    await defaults.getByLabel('Renewal receipt').uncheck()
-    await defaults.getByRole('button', { name: 'Save preferences' }).click()
-    await expect
-      .poll(
-        async () =>
-          (await api<{ preferences: Record<string, boolean> }>('/partner/email-preferences', {}, true))
-            .preferences.renewal_receipt,
-      )
-      .toBe(false)
-    type Effective = { preferences: Record<string, { enabled: boolean; inherited: boolean }> }
-    const organizationPreferences = () =>
-      api<Effective>(`/partner/organizations/${boot.organizationId}/email-preferences`, {}, true)
-    const own = page.getByRole('form', { name: 'Email preferences: this organization' })
-    await own.getByLabel(/Payment failed/).uncheck()
-    await own.getByRole('button', { name: 'Save preferences' }).click()
-    await expect
-      .poll(async () => (await organizationPreferences()).preferences.payment_failed)
-      .toEqual({ enabled: false, inherited: false })
-    await own.getByRole('button', { name: 'Back to the defaults' }).click()
-    await expect
-      .poll(async () => (await organizationPreferences()).preferences.payment_failed)
-      .toEqual({ enabled: true, inherited: true })
-    await expect.poll(() => own.getByLabel(/Payment failed/).isChecked()).toBe(true)
-    await screenshot('settings')
-    await expectAccessible('settings')
-  })
-
-  it('an agency key switches organizations; a new one says what to do next', async () => {
-    // The bootstrap key is an agency's: a sub-organization it creates is one it may address.
-    const created = await api<{ id: string }>('/organization', {
-      method: 'POST',
-      body: JSON.stringify({ organizationName: 'Fresh client' }),
-    })
-    await page.reload()
-    const picker = page.getByLabel('Organization', { exact: true })
-    await picker.selectOption(created.id)
-    await open('Overview')
-    await expect
-      .poll(() => page.locator('#chart-title + .empty, .card .empty').first().innerText())
-      .toContain('No visitors in this range')
-    expect(await page.locator('main').innerText()).toContain('Install the snippet')
-    await open('Companies')
-    await expect.poll(() => page.locator('.empty').innerText()).toContain('install the snippet')
-    await open('ICP configs')
-    await expect.poll(() => page.locator('.empty').first().innerText()).toContain('No ICP configs yet')
-    await screenshot('empty-organization')
-    await expectAccessible('empty organization')
-    await picker.selectOption(boot.organizationId)
-    await expect.poll(() => page.locator('tr[data-slug]').count()).toBeGreaterThan(0)
-  })
-
   it('works from the keyboard: a skip link first, links followed with Enter, a visible focus', async () => {
-    await page.goto(`${server!.url}/app/`)
+    await page.goto(`${baseUrl}/app/`)
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
     await page.keyboard.press('Tab')
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content')
@@ -687,10 +235,10 @@ describe('dashboard', { timeout: 60_000 }, () => {
     expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid')
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { level: 1, name: 'Lists' }).waitFor()
-    expect(page.url()).toBe(`${server!.url}/app/lists`)
+    expect(page.url()).toBe(`${baseUrl}/app/lists`)
   })
 
   it('raised no page error and no CSP violation', () => {
-    expect(pageErrors).toEqual([])
+    d.expectNoPageErrors()
   })
 })

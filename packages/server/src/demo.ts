@@ -199,11 +199,11 @@ export async function seedDemo(deps: DemoDeps, options: DemoOptions): Promise<De
 
   const { rows, identifyHits } = demoVisits(rand, options, now, companies, contacts)
   for (let i = 0; i < rows.length; i += 5000) await store.insert('page_views', rows.slice(i, i + 5000))
-  // The statistics count them at once (a worker's pass would within ANALYTICS_SETTLE_INTERVAL_MS).
-  await settleFirstHoursNow({ store, locks: deps.coordination.locks })
   const identified = await identifyVisitors({ store, repos }, identifyHits)
-
   const config = await scoredDemoIcpConfig(deps, options.organizationId, run)
+  // The statistics count them at once (a worker's pass would within ANALYTICS_SETTLE_INTERVAL_MS):
+  // after the identifications and scores, whose flags (identified, ICP) the pass sets too.
+  await settleFirstHoursNow({ store, locks: deps.coordination.locks })
   return {
     organizationId: options.organizationId,
     companies: companies.length,

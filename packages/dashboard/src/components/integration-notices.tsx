@@ -37,7 +37,10 @@ function Notice({ session, integration }: { session: Session; integration: Integ
   )
 }
 
-/** The banners of the signed-in organization's integrations to reconnect; nothing when none is. */
+/**
+ * The banners of the signed-in organization's integrations to reconnect, in a box saying whether the
+ * integrations were read (`data-integrations`): no banner once read means none is due.
+ */
 export function IntegrationNotices({ session }: { session: Session }) {
   const { organizationId } = session
   const loaded = useLoad(
@@ -47,12 +50,16 @@ export function IntegrationNotices({ session }: { session: Session }) {
   )
   // A failed read shows nothing here: the page's own content says what went wrong with the key.
   const due = (loaded.data ?? []).filter(needsReconnect)
-  if (due.length === 0) return null
+  const state = loaded.loading ? 'loading' : loaded.error ? 'failed' : 'read'
   return (
-    <section class="reconnects" aria-label="Integrations to reconnect">
-      {due.map((integration) => (
-        <Notice key={integration.type} session={session} integration={integration} />
-      ))}
-    </section>
+    <div class="integration-notices" data-integrations={state}>
+      {due.length > 0 ? (
+        <section class="reconnects" aria-label="Integrations to reconnect">
+          {due.map((integration) => (
+            <Notice key={integration.type} session={session} integration={integration} />
+          ))}
+        </section>
+      ) : null}
+    </div>
   )
 }
