@@ -57,6 +57,11 @@ describe('seed-demo', () => {
     const stats = await api(`/organizations/${boot.organizationId}/icp-configs/stats`)
     expect(stats[0]).toMatchObject({ slug: summary.icpConfig, matches: summary.icpMatches })
     expect(stats[0].visitors).toBeGreaterThan(100)
+    // Its filtered traffic (30 UTC days) shows next to the totals.
+    const day = (back: number) => new Date(Date.now() - back * 86_400_000).toISOString().slice(0, 10)
+    const totals = await api(`/companies/statistic/${boot.organizationId}/total?from=${day(29)}&to=${day(0)}`)
+    expect(summary.filteredHits).toBeGreaterThan(0)
+    expect(totals.filtered.total).toBe(summary.filteredHits)
     const organization = await api(`/organization/${boot.organizationId}`)
     expect(organization.identificationCredits).toBeLessThan(1000)
   }, 120_000)
