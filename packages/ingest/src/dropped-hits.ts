@@ -8,7 +8,12 @@
 // (if it had landed after all, the retry is a no-op); meanwhile new counts keep adding up. These are
 // counts, not hits: a crash loses at most the counts since the last flush, and no acknowledged hit.
 import { randomUUID } from 'node:crypto'
-import { type DroppedHitRow, type FilteredHitReason, insertDroppedHits } from '@visitor-id/core/analytics'
+import {
+  type DroppedHitRow,
+  type FilteredHitReason,
+  filteredHitReasons,
+  insertDroppedHits,
+} from '@visitor-id/core/analytics'
 import type { Store } from '@visitor-id/core/store'
 
 export interface DroppedHitsOptions {
@@ -32,19 +37,38 @@ export interface DroppedHits {
 }
 
 const dayMs = 86_400_000
-const separator = ' '
+/** A (day, reason) pair as one number: day * 8 + the reason's index (there are fewer than 8). */
+const reasonIndex = Object.fromEntries(filteredHitReasons.map((reason, i) => [reason, i])) as Record<
+  FilteredHitReason,
+  number
+>
+
+/**
+ * The counts: organization -> (day, reason) -> hits. Nested maps with a number key, not one map
+ * with a string key: no string is built per dropped hit (about 0.1 µs a hit instead of 0.3-0.6).
+ */
+type Counts = Map<string, Map<number, number>>
 
 /** The rows of the counts, one per (organization, day, reason). */
-function rowsOf(counts: Map<string, number>): DroppedHitRow[] {
-  return [...counts].map(([key, hits]) => {
-    const [organizationId, day, reason] = key.split(separator) as [string, string, FilteredHitReason]
-    return {
-      organization_id: organizationId,
-      day: new Date(Number(day) * dayMs).toISOString().slice(0, 10),
-      reason,
-      hits,
+function rowsOf(counts: Counts): DroppedHitRow[] {
+  const rows: DroppedHitRow[] = []
+  for (const [organizationId, byDay] of counts) {
+    for (const [key, hits] of byDay) {
+      rows.push({
+        organization_id: organizationId,
+        day: new Date(Math.floor(key / 8) * dayMs).toISOString().slice(0, 10),
+        reason: filteredHitReasons[key % 8]!,
+        hits,
+      })
     }
-  })
+  }
+  return rows
+}
+
+const keysIn = (counts: Counts) => {
+  let keys = 0
+  for (const byDay of counts.values()) keys += byDay.size
+  return keys
 }
 
 /**
@@ -52,7 +76,7 @@ function rowsOf(counts: Map<string, number>): DroppedHitRow[] {
  * @example const dropped = createDroppedHits({ store }); dropped.start(); dropped.add(orgId, 'bot', Date.now())
  */
 export function createDroppedHits(options: DroppedHitsOptions): DroppedHits {
-  let counts = new Map<string, number>()
+  let counts: Counts = new Map()
   let unwritten: { rows: DroppedHitRow[]; token: string } | undefined
   let timer: NodeJS.Timeout | undefined
   let chain: Promise<void> = Promise.resolve()
@@ -77,9 +101,13 @@ export function createDroppedHits(options: DroppedHitsOptions): DroppedHits {
 
   return {
     add(organizationId, reason, at) {
-      // Organization ids are UUIDs and reasons single words: the space cannot be inside either.
-      const key = `${organizationId}${separator}${Math.floor(at / dayMs)}${separator}${reason}`
-      counts.set(key, (counts.get(key) ?? 0) + 1)
+      let byDay = counts.get(organizationId)
+      if (!byDay) {
+        byDay = new Map()
+        counts.set(organizationId, byDay)
+      }
+      const key = Math.floor(at / dayMs) * 8 + reasonIndex[reason]
+      byDay.set(key, (byDay.get(key) ?? 0) + 1)
     },
     flush,
     start() {
@@ -92,7 +120,7 @@ export function createDroppedHits(options: DroppedHitsOptions): DroppedHits {
       await flush()
     },
     get pending() {
-      return counts.size + (unwritten?.rows.length ?? 0)
+      return keysIn(counts) + (unwritten?.rows.length ?? 0)
     },
   }
 }
