@@ -62,6 +62,13 @@ describe('seed-demo', () => {
     const range = `from=${new Date(Date.now() - 31 * 86_400_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`
     const totals = await api(`/companies/statistic/${boot.organizationId}/total?${range}`)
     expect(totals).toMatchObject({ identifiedVisitors: summary.identified, icpVisitors: summary.icpMatches })
+    // Its filtered traffic (30 UTC days) shows next to the totals.
+    const day = (back: number) => new Date(Date.now() - back * 86_400_000).toISOString().slice(0, 10)
+    const lastDays = await api(
+      `/companies/statistic/${boot.organizationId}/total?from=${day(29)}&to=${day(0)}`,
+    )
+    expect(summary.filteredHits).toBeGreaterThan(0)
+    expect(lastDays.filtered.total).toBe(summary.filteredHits)
     const organization = await api(`/organization/${boot.organizationId}`)
     expect(organization.identificationCredits).toBeLessThan(1000)
   }, 120_000)

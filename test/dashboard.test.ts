@@ -84,6 +84,17 @@ describe('dashboard', { timeout: 60_000 }, () => {
     expect(await numberIn('[data-figure="identified"] .figure-value')).toBe(totals.identifiedVisitors)
     expect(await numberIn('[data-figure="companies"] .figure-value')).toBe(totals.companies)
     expect(await numberIn('[data-figure="icp"] .figure-value')).toBe(totals.icpVisitors)
+    // The filtered traffic seed-demo counted: the bots first, then every reason.
+    const { filtered } = totals as unknown as {
+      filtered: { total: number; byReason: Record<string, number> }
+    }
+    expect(filtered.byReason.bot).toBeGreaterThan(0)
+    expect(await numberIn('[data-filtered-bots]')).toBe(
+      filtered.byReason.bot! + filtered.byReason.automation!,
+    )
+    for (const [reason, count] of Object.entries(filtered.byReason)) {
+      expect(await numberIn(`[data-reason="${reason}"] .num`), reason).toBe(count)
+    }
     const previous = await api<Record<string, number>>(
       `${previousUrl.pathname.replace('/api/v1', '')}${previousUrl.search}`,
     )

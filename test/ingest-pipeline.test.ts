@@ -363,6 +363,7 @@ describe('filters', () => {
     const marker = `/filtered-${randomUUID()}`
     const url = `https://shop.test${marker}`
     const before = await metric('vid_ingest_hits_dropped_total{reason="bot"}')
+    const automationBefore = await metric('vid_ingest_hits_dropped_total{reason="automation"}')
     const unknownBefore = await metric('vid_ingest_hits_dropped_total{reason="unknown_key"}')
     expect((await collect(server.url, pixelHit(`pk_${'0'.repeat(24)}`, { u: url }))).status).toBe(202)
     expect((await collect(server.url, pixelHit('not-a-key', { u: url }))).status).toBe(202)
@@ -374,7 +375,9 @@ describe('filters', () => {
     expect(headless.status).toBe(202)
     expect((await collect(server.url, { k: keys.trackingKey, e: 'pv' })).status).toBe(400)
     expect(await countRows('path = {marker:String}', { marker })).toBe(0)
-    expect(await metric('vid_ingest_hits_dropped_total{reason="bot"}')).toBe(before + 2)
+    // The crawler is a known bot; the page under webdriver, automation.
+    expect(await metric('vid_ingest_hits_dropped_total{reason="bot"}')).toBe(before + 1)
+    expect(await metric('vid_ingest_hits_dropped_total{reason="automation"}')).toBe(automationBefore + 1)
     expect(await metric('vid_ingest_hits_dropped_total{reason="unknown_key"}')).toBe(unknownBefore + 2)
   })
 
@@ -423,6 +426,8 @@ describe('/metrics', () => {
       'vid_ingest_hits_dropped_total{reason="unknown_key"}',
       'vid_ingest_hits_dropped_total{reason="origin"}',
       'vid_ingest_hits_dropped_total{reason="bot"}',
+      'vid_ingest_hits_dropped_total{reason="automation"}',
+      'vid_ingest_hits_dropped_total{reason="privacy"}',
       'vid_ingest_hits_dropped_total{reason="invalid"}',
       'vid_ingest_hits_spooled_total',
       'vid_ingest_hits_replayed_total',

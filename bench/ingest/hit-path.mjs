@@ -2,15 +2,23 @@
 // What one hit costs the JavaScript thread without HTTP: JSON parse, zod validation, the
 // enrichment pipeline (real IP data, caches warm after the first round) and the row's encoding
 // for the insert, each timed over the benchmark's own realistic hits. It explains the ingest
-// benchmark's figures (bench/README.md); it is not a throughput benchmark.
+// benchmark's figures (bench/README.md); it is not a throughput benchmark. Then what a dropped
+// hit adds to that: its count by organization, day and reason, and the periodic write of the counts.
 //
 //   npm run build && node bench/ingest/hit-path.mjs [--hits 100000] [--rounds 3]
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createStore, migrate } from '@visitor-id/core/store'
-import { createHitPipeline, createIpIntelligence, parseCollectBody, toColumnValues } from '@visitor-id/ingest'
+import {
+  createDroppedHits,
+  createHitPipeline,
+  createIpIntelligence,
+  parseCollectBody,
+  toColumnValues,
+} from '@visitor-id/ingest'
 import { createVisitorPool, hitRequest } from './traffic.mjs'
 
 const { values } = parseArgs({
@@ -69,6 +77,29 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     `round ${round}: parse ${perHit(spent.parse)}, validate ${perHit(spent.validate)}, ` +
       `pipeline ${perHit(spent.pipeline)}, encode ${perHit(spent.encode)}, ` +
       `total ${perHit(spent.parse + spent.validate + spent.pipeline + spent.encode)} per hit`,
+  )
+}
+
+// A dropped hit's one cost of its own: adding 1 to its organization's count (100 organizations,
+// every reason: 500 counts), then one write of all the counts, as the periodic flush does every 2 s.
+const dropped = createDroppedHits({ store, onError: (error) => console.error(error) })
+const organizations = Array.from({ length: 100 }, () => randomUUID())
+const reasons = ['bot', 'automation', 'origin', 'privacy', 'invalid']
+for (let round = 1; round <= Number(values.rounds); round++) {
+  // CPU time, not wall time: on a shared machine the thread's waits for a core are not its cost.
+  const a0 = process.cpuUsage()
+  // As the route does: the time the request arrived, read once per request.
+  const receivedAt = Date.now()
+  for (let i = 0; i < hits; i++)
+    dropped.add(organizations[i % 100], reasons[Math.floor(i / 100) % 5], receivedAt)
+  const used = process.cpuUsage(a0)
+  const addNs = ((used.user + used.system) * 1000) / hits
+  const rows = dropped.pending
+  const f0 = performance.now()
+  await dropped.flush()
+  console.log(
+    `filtered hits, round ${round}: ${addNs.toFixed(0)} ns per dropped hit counted; ` +
+      `the write of ${rows} counts ${(performance.now() - f0).toFixed(1)} ms`,
   )
 }
 await store.close()

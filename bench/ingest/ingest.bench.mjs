@@ -3,10 +3,18 @@
 // Fastify route measured in the same run, then a count in ClickHouse proving zero loss.
 //
 //   npm run build && node bench/ingest/ingest.bench.mjs [--rounds 5] [--duration 10] [--connections 2000]
-//     [--batch-ms MS] [--batch-rows N] [--profile DIR]
+//     [--batch-ms MS] [--batch-rows N] [--profile DIR] [--bots SHARE] [--against DIR]
 //     [--identify SHARE [--contacts N] [--first-share F] [--hashed H] [--unknown U] [--store-timing]]
 //
 // --profile writes a V8 CPU profile of the ingest server to DIR (open it in Chrome DevTools).
+//
+// --bots SHARE (e.g. 0.2): that share of the requests are hits ingest filters out (a third each: a
+// known crawler's user agent, a headless browser's, navigator.webdriver; botHitRequest in
+// traffic.mjs). None may be stored; the bench prints how many the organization's filtered-hit
+// counts (dropped_hits) hold, which is at least the bot hits acknowledged.
+//
+// --against DIR: the same server from another checkout (built there), in the same rounds, the two
+// in alternating order; prints this checkout's rate over the other's per round (against.mjs).
 //
 // --identify SHARE (e.g. 0.1) measures identify hits instead of the no-op route: before the
 // server starts, its store gets N contacts (--contacts, default 1,000,000 with --identify; written
@@ -37,8 +45,10 @@ import { parseArgs } from 'node:util'
 import { findContactsByKeys } from '@visitor-id/core/identification'
 import { createStore, lockDataDir, migrate } from '@visitor-id/core/store'
 import autocannon from 'autocannon'
+import { comparisonLines, startAgainst } from './against.mjs'
 import { perUnitUs, threadCpuMs, threadGroups } from './thread-cpu.mjs'
 import {
+  botHitRequest,
   contactEmail,
   createIdentifyTraffic,
   createVisitorPool,
@@ -62,6 +72,8 @@ const { values } = parseArgs({
     'first-share': { type: 'string', default: '0.1' },
     hashed: { type: 'string', default: '0.05' },
     unknown: { type: 'string', default: '0.15' },
+    bots: { type: 'string', default: '0' },
+    against: { type: 'string' },
   },
 })
 const rounds = Number(values.rounds)
@@ -70,10 +82,11 @@ const connections = Number(values.connections)
 const identifyShare = Number(values.identify ?? 0)
 const identifyMode = identifyShare > 0
 const contactCount = Number(values.contacts ?? (identifyMode ? 1_000_000 : 0))
+const botShare = Number(values.bots)
 
-function start(script, args, env, nodeArgs = []) {
+function start(script, args, env, nodeArgs = [], cwd = root) {
   const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
-    cwd: root,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -188,20 +201,23 @@ async function fillContacts(dataDir, count) {
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vid-bench-ingest-'))
 const storeTimingFile = path.join(dataDir, 'store-timing.json')
 if (contactCount > 0) await fillContacts(dataDir, contactCount)
+const serverEnv = {
+  PORT: '0',
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  TRUST_PROXY: '1',
+  // The server's own batch bounds unless the command line sets them.
+  ...(values['batch-ms'] ? { INGEST_BATCH_MS: values['batch-ms'] } : {}),
+  ...(values['batch-rows'] ? { INGEST_BATCH_ROWS: values['batch-rows'] } : {}),
+  // Identification never runs out of credits (1 per visitor identified as a person).
+  ...(identifyMode ? { INITIAL_CREDITS: '100000000' } : {}),
+}
 const server = start(
   path.join(root, 'packages/server/dist/main.js'),
   ['serve'],
   {
+    ...serverEnv,
     DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    TRUST_PROXY: '1',
-    // The server's own batch bounds unless the command line sets them.
-    ...(values['batch-ms'] ? { INGEST_BATCH_MS: values['batch-ms'] } : {}),
-    ...(values['batch-rows'] ? { INGEST_BATCH_ROWS: values['batch-rows'] } : {}),
-    // Identification never runs out of credits (1 per visitor identified as a person).
-    ...(identifyMode ? { INITIAL_CREDITS: '100000000' } : {}),
     ...(values['store-timing'] ? { STORE_TIMING_FILE: storeTimingFile } : {}),
   },
   [
@@ -215,18 +231,28 @@ const [serverUrl, noopUrl] = await Promise.all([server.url, noop?.url])
 const ingestTarget = { url: serverUrl, pid: server.child.pid }
 const noopTarget = noop && { url: noopUrl, pid: noop.child.pid }
 const { trackingKey } = JSON.parse(readFileSync(path.join(dataDir, 'bootstrap.json'), 'utf8'))
+const against =
+  values.against && !identifyMode ? await startAgainst(values.against, start, serverEnv) : undefined
 
 const pool = createVisitorPool(20_000)
 let counter = 0
-const request = () => {
+/** The requests of the server whose bootstrap tracking key is `key`. */
+const requestsWith = (key) => () => {
   const n = counter++
-  return { n, ...hitRequest(pool, trackingKey, n) }
+  if (botShare > 0 && Math.random() < botShare) return { n, kind: 'bot', ...botHitRequest(pool, key, n) }
+  return { n, ...hitRequest(pool, key, n) }
 }
+const request = requestsWith(trackingKey)
+const againstRequest = against && requestsWith(against.trackingKey)
 const acknowledged = new Set()
-const ack = (n) => acknowledged.add(n)
+let botsAcknowledged = 0
+const ack = (n, kind) => {
+  if (kind === 'bot') botsAcknowledged += 1
+  else acknowledged.add(n)
+}
 
 console.log(
-  `ingest benchmark: ${rounds} rounds x ${duration} s, ${connections} connections, INGEST_BATCH_MS=${values['batch-ms'] ?? 'default'}, INGEST_BATCH_ROWS=${values['batch-rows'] ?? 'default'}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`,
+  `ingest benchmark: ${rounds} rounds x ${duration} s, ${connections} connections, bot share ${botShare}, INGEST_BATCH_MS=${values['batch-ms'] ?? 'default'}, INGEST_BATCH_ROWS=${values['batch-rows'] ?? 'default'}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`,
 )
 console.log(
   `load average at start: ${os
@@ -239,12 +265,13 @@ console.log(
 async function stopAndCount() {
   noop?.child.kill('SIGTERM')
   server.child.kill('SIGTERM')
-  const [exitCode] = await once(server.child, 'exit')
-  if (exitCode !== 0) throw new Error(`server exited with ${exitCode}:\n${server.output()}`)
+  const [exitCode, signal] = await once(server.child, 'exit')
+  if (exitCode !== 0) throw new Error(`server exited with ${exitCode ?? signal}:\n${server.output()}`)
   const store = createStore({ database: 'default', dataDir })
   const rows = await store.query(
     "SELECT path, count() AS n FROM page_views WHERE startsWith(path, '/b/') GROUP BY path",
   )
+  const bots = await botCounts(store)
   const identification = identifyMode
     ? (
         await store.query(
@@ -264,7 +291,22 @@ async function stopAndCount() {
     for (const n of set) if (stored.get(n) !== 1) lost += 1
     return lost
   }
-  return { stored, duplicated, lostOf, identification }
+  return { stored, duplicated, lostOf, identification, bots }
+}
+
+/** Bot hits stored as page views (must be none), and the filtered hits counted (none before dropped_hits). */
+async function botCounts(store) {
+  const [{ stored }] = await store.query(
+    "SELECT count() AS stored FROM page_views WHERE startsWith(path, '/bot/')",
+  )
+  const [{ counted }] = await store.query(
+    "SELECT count() AS counted FROM system.tables WHERE database = currentDatabase() AND name = 'dropped_hits'",
+  )
+  const filtered =
+    Number(counted) > 0
+      ? Number((await store.query('SELECT sum(hits) AS n FROM dropped_hits'))[0].n)
+      : undefined
+  return { stored: Number(stored), filtered }
 }
 
 const summary = (list) =>
@@ -280,26 +322,39 @@ if (!identifyMode) {
   // Warm-up (JIT, caches, first parts): acknowledged warm-up hits are checked like the others.
   await drive(noopTarget, request)
   await drive(ingestTarget, request, ack)
+  if (against) await drive(against.target, againstRequest)
 
-  const results = { noop: [], ingest: [] }
+  const results = { noop: [], ingest: [], against: [] }
   for (let round = 1; round <= rounds; round++) {
     const base = await drive(noopTarget, request)
+    // With --against, the two checkouts take turns going first.
+    const other = against && round % 2 === 0 ? await drive(against.target, againstRequest) : undefined
     const ingest = await drive(ingestTarget, request, ack)
+    const otherAfter = against && round % 2 === 1 ? await drive(against.target, againstRequest) : other
     results.noop.push(base)
     results.ingest.push(ingest)
+    if (otherAfter) results.against.push(otherAfter)
     console.log(
       `round ${round}: no-op ${base.rps.toFixed(0)} req/s (p50 ${base.p50} ms, p99 ${base.p99} ms, ${base.cpuPerRequestUs.toFixed(0)} µs CPU/req) | ` +
-        `/collect ${ingest.rps.toFixed(0)} req/s (p50 ${ingest.p50} ms, p99 ${ingest.p99} ms, ${ingest.cpuPerRequestUs.toFixed(0)} µs CPU/req, ${ingest.errors} non-2xx/errors)`,
+        `/collect ${ingest.rps.toFixed(0)} req/s (p50 ${ingest.p50} ms, p99 ${ingest.p99} ms, ${ingest.cpuPerRequestUs.toFixed(0)} µs CPU/req, ${ingest.errors} non-2xx/errors)` +
+        (otherAfter
+          ? ` | --against ${otherAfter.rps.toFixed(0)} req/s (${otherAfter.cpuPerRequestUs.toFixed(0)} µs CPU/req, ${otherAfter.errors} non-2xx/errors)`
+          : ''),
     )
   }
+  await against?.stop()
 
-  const { stored, duplicated, lostOf } = await stopAndCount()
+  const { stored, duplicated, lostOf, bots } = await stopAndCount()
   const lost = lostOf(acknowledged)
   const noopRps = median(results.noop.map((r) => r.rps))
   const ingestRps = median(results.ingest.map((r) => r.rps))
   console.log('')
   console.log(`no-op Fastify route    ${summary(results.noop)}`)
   console.log(`POST /collect (ingest) ${summary(results.ingest)}`)
+  if (against) {
+    console.log(`--against ${against.checkout}: ${summary(results.against)}`)
+    for (const line of comparisonLines(results.ingest, results.against, median)) console.log(line)
+  }
   const roundRatios = results.ingest.map((r, i) => ((r.rps / results.noop[i].rps) * 100).toFixed(1))
   console.log(
     `ratio                 ${((ingestRps / noopRps) * 100).toFixed(1)} % of the no-op rate (target >= 25 %); ` +
@@ -308,7 +363,14 @@ if (!identifyMode) {
   console.log(
     `loss check            ${acknowledged.size} acknowledged, ${stored.size} stored, ${lost} lost, ${duplicated} duplicated`,
   )
-  finish(lost === 0 && duplicated === 0)
+  if (botShare > 0) {
+    console.log(
+      `bot hits              ${botsAcknowledged} acknowledged, ${bots.stored} stored as page views, ` +
+        `${bots.filtered ?? 'no dropped_hits table:'} counted as filtered`,
+    )
+  }
+  const botsOk = bots.stored === 0 && (bots.filtered === undefined || bots.filtered >= botsAcknowledged)
+  finish(lost === 0 && duplicated === 0 && botsOk)
 }
 
 // --identify: pure rounds (the default hits) against mix rounds (SHARE identify hits), same server.

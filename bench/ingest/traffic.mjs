@@ -195,3 +195,30 @@ export function createIdentifyTraffic(pool, options) {
     },
   }
 }
+
+// Filtered traffic (`ingest.bench.mjs --bots SHARE`): hits ingest drops at its filters, a third
+// each from a known crawler, a headless browser and a page under automation (navigator.webdriver).
+const crawlerAgents = [
+  'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+  'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)',
+  'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)',
+]
+const headlessAgent =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/124.0.0.0 Safari/537.36'
+
+/** One filtered request numbered `n` (its path is `/bot/<n>/`, unique), from a pool entry's address. */
+export function botHitRequest(pool, trackingKey, n) {
+  const who = pool[n % pool.length]
+  const kind = n % 3
+  const hit = {
+    k: trackingKey,
+    e: 'pv',
+    v: who.visitor,
+    s: who.session,
+    u: `https://shop.example/bot/${n}/`,
+    ts: Date.now(),
+    ...(kind === 2 ? { wd: 1 } : {}),
+  }
+  const userAgent = kind === 0 ? pick(crawlerAgents) : kind === 1 ? headlessAgent : who.userAgent
+  return requestAs({ ...who, userAgent }, hit)
+}

@@ -614,7 +614,7 @@ export interface paths {
         };
         /**
          * Totals over a range
-         * @description Distinct visitors, identified visitors, companies and sessions, page views, average session duration and ICP visitors. `from` and `to` are required; `timezone` places date-only bounds. Ranges count whole hours (`from` from the start of its hour, `to` to the end of its hour); default: the last 30 days; at most 366 days.
+         * @description Distinct visitors, identified visitors, companies and sessions, page views, average session duration and ICP visitors; `filtered`: the hits ingest dropped (bots, automation, foreign origins, privacy signals) on the days of the range, by reason (grain: the UTC day). `from` and `to` are required; `timezone` places date-only bounds. Ranges count whole hours (`from` from the start of its hour, `to` to the end of its hour); default: the last 30 days; at most 366 days.
          *
          *     Required scope: `read` (or `admin`, which grants it).
          */
@@ -8417,6 +8417,24 @@ export interface operations {
                          * @description End of the window counted (the end of the hour of `to`)
                          */
                         to: string;
+                        /** @description Hits the ingest filtered out (bots, automation, foreign origins, privacy signals): never stored, never visitors. Counted per UTC day: every day the window touches counts whole. Independent of the audience filters. */
+                        filtered: {
+                            /** @description Every hit dropped on the days of the range */
+                            total: number;
+                            /** @description The same hits by reason; every reason is present (0 when none) */
+                            byReason: {
+                                /** @description A known crawler or tool by its user agent */
+                                bot: number;
+                                /** @description A browser under automation: `navigator.webdriver`, a headless browser, an empty or very short user agent */
+                                automation: number;
+                                /** @description A page or Origin outside the verified domains and allowed referrers */
+                                origin: number;
+                                /** @description A privacy signal (Sec-GPC, DNT) on a site that honours them */
+                                privacy: number;
+                                /** @description An identify hit without an email */
+                                invalid: number;
+                            };
+                        };
                     };
                 };
             };

@@ -16,6 +16,7 @@ export type IcpConfig = Got<'/organizations/{organizationId}/icp-configs'>[numbe
 export type Recalculation = NonNullable<IcpConfig['recalculation']>
 export type SavedList = Extract<Got<'/lists/{id}'>, unknown[]>[number]
 export type PixelConfig = Got<'/visitor-tracking/{organizationId}'>['pixelConfig']
+export type Totals = Got<'/companies/statistic/{organizationId}/total'>
 /** A scope a new key may get. */
 export type ApiScope = NonNullable<NewKey['scopes']>[number]
 type NewKey = NonNullable<

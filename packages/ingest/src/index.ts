@@ -11,6 +11,7 @@ export {
   isTrackingKeyShape,
   parseCollectBody,
 } from './collect-schema.js'
+export { createDroppedHits, type DroppedHits, type DroppedHitsOptions } from './dropped-hits.js'
 export {
   createDurableSink,
   type DurableSink,

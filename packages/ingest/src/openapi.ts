@@ -27,7 +27,7 @@ const hitFields: Record<keyof typeof wire, string> = {
   engagedMs: 'Engaged time on the page in milliseconds (engagement events)',
   maxScroll: 'Deepest scroll, percent of the page (engagement events)',
   email: 'Email of an identify event, or the lowercase hex SHA-256 of the trimmed, lowercased email',
-  webdriver: '`navigator.webdriver` (automation): such hits are dropped as bots',
+  webdriver: '`navigator.webdriver`: such hits are dropped and counted as `automation`',
 }
 
 /** The hit schema with a description per wire key (a copy for the docs; validation uses the original). */
@@ -116,9 +116,10 @@ const collectDoc: EndpointDoc = {
     'What the pixel sends: one hit, or an array of up to 20. `text/plain` (no CORS preflight) or ' +
     '`application/json`, at most 16 KB. The answer is 202 once the hits are durable (in ClickHouse, ' +
     'or in the spool while ClickHouse fails). A hit from an unknown key, a foreign origin, a bot ' +
-    "(curl's own user agent included) or a visitor whose privacy signal the site honours is dropped " +
-    'and counted, and answered exactly like a stored one, so the answer never tells whether a key ' +
-    'exists.',
+    "(curl's own user agent included), a browser under automation or a visitor whose privacy signal " +
+    'the site honours is dropped and counted (by organization, day and reason: the `filtered` ' +
+    'figures of the totals), and answered exactly like a stored one, so the answer never tells ' +
+    'whether a key exists.',
   headers: z.object({
     origin: z.string().optional().describe('Checked against `allowedReferrers` / `verifiedDomains`'),
     'user-agent': z.string().optional().describe('Bots and headless browsers are dropped'),

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import type { z } from 'zod'
 import type { BatchWriter } from './batch-writer.js'
 import { type Hit, isTrackingKeyShape, parseCollectBody } from './collect-schema.js'
+import type { DroppedHits } from './dropped-hits.js'
 import type { IngestMetrics } from './metrics.js'
 import { noscriptHit } from './noscript.js'
 import type { PageViewRow } from './page-view-row.js'
@@ -18,6 +19,8 @@ export interface IngestPluginOptions {
   writer: BatchWriter<PageViewRow>
   metrics: IngestMetrics
   trackingKeys: TrackingKeyCache
+  /** Counts the dropped hits of known organizations by day and reason (unset: /metrics only). */
+  droppedHits?: DroppedHits
   /** True while the spool is full: hits are refused with 503 and Retry-After. */
   isOverloaded?: () => boolean
   /** Tracker bundle to serve at /p.js (defaults to the pixel package's build). */
@@ -83,7 +86,7 @@ type Ingest = (hits: Hit[], request: HitRequest, reply: FastifyReply) => Promise
 
 /** Runs hits through the pipeline and answers once the stored ones are durable. */
 function createIngest(app: FastifyInstance, options: IngestPluginOptions): Ingest {
-  const { metrics, writer, pipeline } = options
+  const { metrics, writer, pipeline, droppedHits } = options
   return async (hits, request, reply) => {
     if (options.isOverloaded?.()) {
       metrics.overloaded()
@@ -100,7 +103,11 @@ function createIngest(app: FastifyInstance, options: IngestPluginOptions): Inges
         throw retryLater(reply)
       }
       if ('row' in result) rows.push(result.row)
-      else metrics.dropped(result.drop)
+      else {
+        metrics.dropped(result.drop)
+        if ('organizationId' in result)
+          droppedHits?.add(result.organizationId, result.drop, request.receivedAt)
+      }
     }
     try {
       // Dropped hits wait like stored ones, so the answer never tells whether a key exists.

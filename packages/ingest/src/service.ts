@@ -14,6 +14,7 @@ import {
 import type { Repositories } from '@visitor-id/core/repositories'
 import type { Store } from '@visitor-id/core/store'
 import { type BatchWriter, createBatchWriter } from './batch-writer.js'
+import { createDroppedHits, type DroppedHits } from './dropped-hits.js'
 import { createDurableSink, type DurableSink, type LogLike } from './durable-sink.js'
 import { createIdentifyQueue, type IdentifyQueue } from './identify-queue.js'
 import { createIdentityWriter } from './identities.js'
@@ -53,6 +54,8 @@ export interface IngestService {
   durable: DurableSink
   spool: Spool<PageViewRow>
   identifyQueue: IdentifyQueue
+  /** The dropped hits of known organizations, counted by day and reason and written every 2 s. */
+  droppedHits: DroppedHits
   /**
    * Reloads what this process holds from an import of `kind` (company ranges and domains, or the
    * identified visitors awaiting a contact), then tells the other processes to do the same.
@@ -237,6 +240,10 @@ export async function createIngestService(options: IngestServiceOptions): Promis
   const trackingKeys = createTrackingKeyCache({ repos })
   const pipeline = createHitPipeline({ trackingKeys, ipIntelligence })
   const identified = createIdentifiedVisitors()
+  const droppedHits = createDroppedHits({
+    store,
+    onError: (error) => logs.current?.warn({ err: error }, 'ingest: filtered hit counts not written yet'),
+  })
   const { identifyQueue, identities, durable, writer } = createWritePath({
     store,
     repos,
@@ -254,7 +261,14 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     logs,
   })
   return {
-    plugin: { pipeline, writer, metrics, trackingKeys, isOverloaded: () => durable.overloaded },
+    plugin: {
+      pipeline,
+      writer,
+      metrics,
+      trackingKeys,
+      droppedHits,
+      isOverloaded: () => durable.overloaded,
+    },
     registry,
     trackingKeys,
     ipIntelligence,
@@ -262,6 +276,7 @@ export async function createIngestService(options: IngestServiceOptions): Promis
     durable,
     spool,
     identifyQueue,
+    droppedHits,
     importFinished: imports.importFinished,
     async start(logger) {
       logs.current = logger
@@ -269,6 +284,7 @@ export async function createIngestService(options: IngestServiceOptions): Promis
       durable.start()
       identifyQueue.setLog(logger)
       identifyQueue.start()
+      droppedHits.start()
       logger.info({ ...ipIntelligence.sources, pipeline: pipeline.steps.join(' > ') }, 'ingest: ready')
       await imports.start(logger)
     },
@@ -277,6 +293,7 @@ export async function createIngestService(options: IngestServiceOptions): Promis
       await imports.stop()
       ipIntelligence.close()
       await writer.close()
+      await droppedHits.close()
       await durable.stop()
       await identifyQueue.stop()
       await identities.close()

@@ -4,7 +4,7 @@
 // views build sessions and visitor facts), identification through core (contacts, credits,
 // events), and an ICP config scored in ClickHouse.
 import { randomUUID } from 'node:crypto'
-import { settleFirstHoursNow } from '@visitor-id/core/analytics'
+import { type DroppedHitRow, insertDroppedHits, settleFirstHoursNow } from '@visitor-id/core/analytics'
 import type { Coordination } from '@visitor-id/core/coordination'
 import {
   activeOrganizationConfigIds,
@@ -23,6 +23,8 @@ export interface DemoSummary {
   contacts: number
   visitors: number
   pageViews: number
+  /** Hits "dropped by ingest" (bots, automation, ...) over the 30 days, as ingest counts them. */
+  filteredHits: number
   identified: number
   icpConfig: string
   icpMatches: number
@@ -200,6 +202,8 @@ export async function seedDemo(deps: DemoDeps, options: DemoOptions): Promise<De
   const { rows, identifyHits } = demoVisits(rand, options, now, companies, contacts)
   for (let i = 0; i < rows.length; i += 5000) await store.insert('page_views', rows.slice(i, i + 5000))
   const identified = await identifyVisitors({ store, repos }, identifyHits)
+  const filtered = demoFilteredHits(rand, options, now)
+  await insertDroppedHits(store, filtered, randomUUID())
   const config = await scoredDemoIcpConfig(deps, options.organizationId, run)
   // The statistics count them at once (a worker's pass would within ANALYTICS_SETTLE_INTERVAL_MS):
   // after the identifications and scores, whose flags (identified, ICP) the pass sets too.
@@ -210,6 +214,7 @@ export async function seedDemo(deps: DemoDeps, options: DemoOptions): Promise<De
     contacts: contacts.length,
     visitors: options.visitors,
     pageViews: rows.length,
+    filteredHits: filtered.reduce((sum, row) => sum + row.hits, 0),
     identified: identified.firstIdentifications,
     icpConfig: config.slug,
     icpMatches: await countIcpMatches(store, options.organizationId, config.id),
@@ -298,6 +303,22 @@ function demoVisits(
     }
   }
   return { rows, identifyHits }
+}
+
+/** The filtered traffic of the last 30 days, per day and reason: crawlers above all, a little of the rest. */
+function demoFilteredHits(rand: Random, options: DemoOptions, now: number): DroppedHitRow[] {
+  const perDay = Math.max(1, Math.round(options.visitors / 10))
+  const shares = { bot: 3, automation: 1, origin: 0.3, privacy: 0.5, invalid: 0.1 } as const
+  return Array.from({ length: 30 }, (_, d) => new Date(now - d * 86_400_000).toISOString().slice(0, 10))
+    .flatMap((day) =>
+      Object.entries(shares).map(([reason, share]) => ({
+        organization_id: options.organizationId,
+        day,
+        reason: reason as DroppedHitRow['reason'],
+        hits: Math.round(perDay * share * (0.5 + rand.next())),
+      })),
+    )
+    .filter((row) => row.hits > 0)
 }
 
 interface DemoVisitor {

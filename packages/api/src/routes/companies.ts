@@ -7,6 +7,7 @@ import {
   companyStatistics,
   exportCompanyCsv,
   exportVisitorCsv,
+  filteredHits,
   type StatisticsQuery,
   statisticsTotals,
   visitorCsvFields,
@@ -182,7 +183,7 @@ export const companyRoutes: Route[] = [
     tenancy: 'organization-param',
     tag,
     summary: 'Totals over a range',
-    description: `Distinct visitors, identified visitors, companies and sessions, page views, average session duration and ICP visitors. \`from\` and \`to\` are required; \`timezone\` places date-only bounds. ${rangeNote}`,
+    description: `Distinct visitors, identified visitors, companies and sessions, page views, average session duration and ICP visitors; \`filtered\`: the hits ingest dropped (bots, automation, foreign origins, privacy signals) on the days of the range, by reason (grain: the UTC day). \`from\` and \`to\` are required; \`timezone\` places date-only bounds. ${rangeNote}`,
     params: organizationParams,
     query: withRange(audienceQuery, { required: true, withTimeZone: true }),
     response: { status: 200, description: 'The totals', schema: totalsSchema },
@@ -192,10 +193,12 @@ export const companyRoutes: Route[] = [
       query: { from: '2026-01-01', to: '2026-01-31' },
     }),
     async handler({ organization, query, services }) {
-      return statisticsTotals(
-        services.store,
-        await statisticsQuery(services, addressed(organization).id, query),
-      )
+      const base = await statisticsQuery(services, addressed(organization).id, query)
+      const [totals, filtered] = await Promise.all([
+        statisticsTotals(services.store, base),
+        filteredHits(services.store, base),
+      ])
+      return { ...totals, filtered }
     },
   }),
   defineRoute({

@@ -1,5 +1,5 @@
 // Query parameters and response shapes of the spec's "Companies and statistics" section.
-import { companySortKeys, isTimeZone, startOfDayIn } from '@visitor-id/core/analytics'
+import { companySortKeys, type FilteredHitReason, isTimeZone, startOfDayIn } from '@visitor-id/core/analytics'
 import { z } from 'zod'
 import { isRangeBound, paginated, timestamp } from './common.js'
 
@@ -164,6 +164,30 @@ export const visitorStatisticsFields = Object.keys(visitorStatisticsSchema.shape
 export const companyStatisticsPage = paginated(companyStatisticsSchema)
 export const visitorStatisticsPage = paginated(visitorStatisticsSchema)
 
+const filteredCount = (what: string) => z.number().int().describe(what)
+
+/** The `filtered` figures of the totals: what ingest dropped, by reason (core's filteredHitReasons). */
+const filteredSchema = z
+  .object({
+    total: filteredCount('Every hit dropped on the days of the range'),
+    byReason: z
+      .object({
+        bot: filteredCount('A known crawler or tool by its user agent'),
+        automation: filteredCount(
+          'A browser under automation: `navigator.webdriver`, a headless browser, an empty or very short user agent',
+        ),
+        origin: filteredCount('A page or Origin outside the verified domains and allowed referrers'),
+        privacy: filteredCount('A privacy signal (Sec-GPC, DNT) on a site that honours them'),
+        invalid: filteredCount('An identify hit without an email'),
+      } satisfies Record<FilteredHitReason, z.ZodNumber>)
+      .describe('The same hits by reason; every reason is present (0 when none)'),
+  })
+  .describe(
+    'Hits the ingest filtered out (bots, automation, foreign origins, privacy signals): never stored, ' +
+      'never visitors. Counted per UTC day: every day the window touches counts whole. ' +
+      'Independent of the audience filters.',
+  )
+
 export const totalsSchema = z.object({
   visitors: z.number().int(),
   identifiedVisitors: z.number().int(),
@@ -175,6 +199,7 @@ export const totalsSchema = z.object({
   engagedSeconds: z.number().int(),
   from: timestamp.describe('Start of the window counted (the start of the hour of `from`)'),
   to: timestamp.describe('End of the window counted (the end of the hour of `to`)'),
+  filtered: filteredSchema,
 })
 
 export const chartSchema = z.array(

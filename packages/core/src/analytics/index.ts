@@ -21,6 +21,14 @@ export {
   visitorCsvFields,
 } from './export.js'
 export {
+  type DroppedHitRow,
+  type FilteredHitReason,
+  type FilteredHits,
+  filteredHitReasons,
+  filteredHits,
+  insertDroppedHits,
+} from './filtered-hits.js'
+export {
   type SettleResult,
   settleFirstHours,
   settleFirstHoursNow,

@@ -1,8 +1,10 @@
-// Overview: the range's totals beside the previous period's, the visitors chart, top companies
-// and the latest identified visitors; reloads itself every minute.
+// Overview: the range's totals beside the previous period's, the hits filtered out (bots and the
+// rest), the visitors chart, top companies and the latest identified visitors; reloads itself
+// every minute.
 import { useEffect, useState } from 'preact/hooks'
 import { api, type Session } from '../api.js'
 import { BarChart } from '../components/chart.js'
+import { FilteredHits } from '../components/filtered-hits.js'
 import { RangePicker } from '../components/range-picker.js'
 import { Empty, Show, useLoad } from '../components/ui.js'
 import {
@@ -81,36 +83,46 @@ function Totals({ session, range, tick }: Period) {
     [range.from, range.to, tick],
   )
   return (
-    <section aria-labelledby="totals-title">
-      <h2 id="totals-title" class="visually-hidden">
-        Totals
-      </h2>
-      <Show loaded={totals}>
-        {({ current, previous }) => (
-          <div class="figures">
-            <Figure id="visitors" label="Visitors" current={current.visitors} previous={previous.visitors} />
-            <Figure
-              id="identified"
-              label="Identified"
-              current={current.identifiedVisitors}
-              previous={previous.identifiedVisitors}
-            />
-            <Figure
-              id="companies"
-              label="Companies"
-              current={current.companies}
-              previous={previous.companies}
-            />
-            <Figure
-              id="icp"
-              label="ICP matches"
-              current={current.icpVisitors}
-              previous={previous.icpVisitors}
-            />
-          </div>
-        )}
-      </Show>
-    </section>
+    <>
+      <section aria-labelledby="totals-title">
+        <h2 id="totals-title" class="visually-hidden">
+          Totals
+        </h2>
+        <Show loaded={totals}>
+          {({ current, previous }) => (
+            <div class="figures">
+              <Figure
+                id="visitors"
+                label="Visitors"
+                current={current.visitors}
+                previous={previous.visitors}
+              />
+              <Figure
+                id="identified"
+                label="Identified"
+                current={current.identifiedVisitors}
+                previous={previous.identifiedVisitors}
+              />
+              <Figure
+                id="companies"
+                label="Companies"
+                current={current.companies}
+                previous={previous.companies}
+              />
+              <Figure
+                id="icp"
+                label="ICP matches"
+                current={current.icpVisitors}
+                previous={previous.icpVisitors}
+              />
+            </div>
+          )}
+        </Show>
+      </section>
+      {totals.data && (
+        <FilteredHits current={totals.data.current.filtered} previous={totals.data.previous.filtered} />
+      )}
+    </>
   )
 }
 

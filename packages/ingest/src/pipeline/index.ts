@@ -3,20 +3,26 @@
 //   enrichment: network (IP: geo, ISP/ASN, connection type, company by range, reverse DNS or ASN)
 //               -> device (user agent)
 //               -> referrer (search engine, term) -> campaign (UTM, click ids)
-// A filtered hit is dropped and counted by reason; it is never stored.
+// A filtered hit is dropped and counted by reason (and, once its organization is known, by
+// organization and day: dropped-hits.ts); it is never stored.
+import { type FilteredHitReason, filteredHitReasons } from '@visitor-id/core/analytics'
 import type { PixelConfigRow } from '@visitor-id/core/visitor-tracking'
 import { wire } from '@visitor-id/pixel'
 import { type Hit, isTrackingKeyShape } from '../collect-schema.js'
 import type { IpInfo, IpIntelligence } from '../ip/ip-intelligence.js'
 import { type PageViewRow, toPageViewRow } from '../page-view-row.js'
 import type { TrackingKeyCache } from '../tracking-keys.js'
-import { isBotHit } from './bot.js'
+import { botVerdict } from './bot.js'
 import { campaignParams } from './campaign.js'
 import { isAllowedOrigin } from './origin.js'
 import { parseReferrer } from './referrer.js'
 import { parseUserAgent } from './user-agent.js'
 
-export const dropReasons = ['unknown_key', 'origin', 'bot', 'privacy', 'invalid'] as const
+/**
+ * Why a hit was dropped: `unknown_key` (no organization to count it for: /metrics only), or one of
+ * the reasons an organization sees (core's `filteredHitReasons`; the ingest README has each).
+ */
+export const dropReasons = ['unknown_key', ...filteredHitReasons] as const
 export type DropReason = (typeof dropReasons)[number]
 
 /** What the HTTP request tells about a hit. */
@@ -31,7 +37,11 @@ export interface HitRequest {
   receivedAt: number
 }
 
-export type PipelineResult = { row: PageViewRow } | { drop: DropReason }
+/** A stored hit's row, or why it was dropped (with its organization once the key named one). */
+export type PipelineResult =
+  | { row: PageViewRow }
+  | { drop: 'unknown_key' }
+  | { drop: FilteredHitReason; organizationId: string }
 
 interface StepInput {
   hit: Hit
@@ -95,6 +105,21 @@ const campaign: EnrichmentStep = (row, { url }) => {
   row.tracking_params = trackingParams
 }
 
+/** The filters after the tracking key, in order: the first that applies is the reason to drop. */
+function filterReason(
+  hit: Hit,
+  url: URL,
+  request: HitRequest,
+  config: PixelConfigRow,
+): FilteredHitReason | undefined {
+  if (!isAllowedOrigin(config, url.hostname, request.origin, request.referer)) return 'origin'
+  const bot = botVerdict(request.userAgent, hit[wire.webdriver])
+  if (bot) return bot
+  if (config.respect_privacy_signals && request.privacySignal) return 'privacy'
+  if (hit[wire.event] === 'id' && !hit[wire.email]) return 'invalid'
+  return undefined
+}
+
 export interface HitPipelineOptions {
   trackingKeys: TrackingKeyCache
   /** Unset: no IP enrichment (the IP is still stored when allowed). */
@@ -133,10 +158,8 @@ export function createHitPipeline(options: HitPipelineOptions): HitPipeline {
       const config = isTrackingKeyShape(key) ? await options.trackingKeys.resolve(key) : undefined
       if (!config) return { drop: 'unknown_key' }
       const url = new URL(hit[wire.url])
-      if (!isAllowedOrigin(config, url.hostname, request.origin, request.referer)) return { drop: 'origin' }
-      if (isBotHit(request.userAgent, hit[wire.webdriver])) return { drop: 'bot' }
-      if (config.respect_privacy_signals && request.privacySignal) return { drop: 'privacy' }
-      if (hit[wire.event] === 'id' && !hit[wire.email]) return { drop: 'invalid' }
+      const drop = filterReason(hit, url, request, config)
+      if (drop) return { drop, organizationId: config.organization_id }
       const row = toPageViewRow(hit, config, request, url)
       const input = { hit, url, request, config }
       for (const [, step] of enrichment) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isBotHit } from './bot.js'
+import { botVerdict } from './bot.js'
 import { campaignParams } from './campaign.js'
 import { isAllowedOrigin } from './origin.js'
 import { parseReferrer } from './referrer.js'
@@ -39,15 +39,22 @@ describe('origin check', () => {
 })
 
 describe('bot filter', () => {
-  it('drops crawlers, headless browsers, empty agents and automation', () => {
-    expect(isBotHit('Googlebot/2.1 (+http://www.google.com/bot.html)', undefined)).toBe(true)
-    expect(isBotHit(chrome.replace('Chrome/', 'HeadlessChrome/'), undefined)).toBe(true)
-    expect(isBotHit('curl/8.5.0', undefined)).toBe(true)
-    expect(isBotHit('', undefined)).toBe(true)
-    expect(isBotHit(chrome, true)).toBe(true)
-    expect(isBotHit(chrome, 1)).toBe(true)
-    expect(isBotHit(chrome, false)).toBe(false)
-    expect(isBotHit(iphone, undefined)).toBe(false)
+  it('tells known bots from automation, and lets browsers through', () => {
+    expect(botVerdict('Googlebot/2.1 (+http://www.google.com/bot.html)', undefined)).toBe('bot')
+    expect(botVerdict('curl/8.5.0', undefined)).toBe('bot')
+    expect(botVerdict(chrome.replace('Chrome/', 'HeadlessChrome/'), undefined)).toBe('automation')
+    expect(botVerdict(`${chrome} Puppeteer`, undefined)).toBe('automation')
+    expect(botVerdict('', undefined)).toBe('automation')
+    expect(botVerdict('curl/8', undefined)).toBe('automation')
+    expect(botVerdict(chrome, true)).toBe('automation')
+    expect(botVerdict(chrome, 1)).toBe('automation')
+    // The flag wins over the agent: a crawler's agent under webdriver is automation.
+    expect(botVerdict('Googlebot/2.1 (+http://www.google.com/bot.html)', 1)).toBe('automation')
+    expect(botVerdict(chrome, false)).toBeUndefined()
+    expect(botVerdict(iphone, undefined)).toBeUndefined()
+    // Cached verdicts answer the same.
+    expect(botVerdict('Googlebot/2.1 (+http://www.google.com/bot.html)', undefined)).toBe('bot')
+    expect(botVerdict(chrome, undefined)).toBeUndefined()
   })
 })
 
