@@ -294,10 +294,10 @@ vid('identify', { email: 'katherine@example.com' });</script>`,
     }
   })
 
-  it('an automated browser (navigator.webdriver, headless user agent) is dropped as a bot', {
+  it('an automated browser (navigator.webdriver, headless user agent) is dropped as automation', {
     timeout: 60_000,
   }, async () => {
-    const before = await metric('vid_ingest_hits_dropped_total{reason="bot"}')
+    const before = await metric('vid_ingest_hits_dropped_total{reason="automation"}')
     const context = await browser.newContext()
     const page = await context.newPage()
     await page.goto(`${site.url}/js/`)
@@ -305,7 +305,7 @@ vid('identify', { email: 'katherine@example.com' });</script>`,
     const visitorId = (await context.cookies()).find((c) => c.name === '_vid')?.value
     await context.close()
     await eventually(async () =>
-      (await metric('vid_ingest_hits_dropped_total{reason="bot"}')) > before ? true : undefined,
+      (await metric('vid_ingest_hits_dropped_total{reason="automation"}')) > before ? true : undefined,
     )
     expect((await api(`/visitor-tracking/${keys.organizationId}/visitors/${visitorId}`)).status).toBe(404)
   })
