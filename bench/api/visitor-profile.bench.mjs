@@ -5,12 +5,17 @@
 // through the same Store at the same concurrency (no HTTP).
 //
 //   npm run build && node bench/api/visitor-profile.bench.mjs [--rounds 5] [--seconds 5] [--concurrency 16]
+//     [--against DIR]
 //
 // The store is filled in-engine (INSERT ... SELECT FROM numbers(1000000)) and closed. Each round then
 // measures the floor in this process (with the store's default sessions, with one session, and through
 // the engine's own parameter binder for reference), closes the store, and runs the built server as a
 // child process on it while this process drives the load over keep-alive HTTP.
 // Figures go to stdout and to bench/api/RESULTS.md.
+//
+// --against DIR: each round also serves the profile from the server built in another checkout (e.g.
+// the commit before a change) on the same data directory, after this checkout's, and reports this
+// checkout's profile rate over the other's per round.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -31,6 +36,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     'page-views': { type: 'string', default: '1000000' },
     out: { type: 'string', default: path.join(import.meta.dirname, 'RESULTS.md') },
+    against: { type: 'string' },
   },
 })
 const rounds = Number(values.rounds)
@@ -39,7 +45,7 @@ const concurrency = Number(values.concurrency)
 const pageViews = Number(values['page-views'])
 const visitors = 50_000
 const repoRoot = path.resolve(import.meta.dirname, '..', '..')
-const mainScript = path.join(repoRoot, 'packages/server/dist/main.js')
+const againstDir = values.against && path.resolve(values.against)
 
 const log = (line) => console.log(`[bench] ${line}`)
 const visitorUuid = (n) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
@@ -108,20 +114,24 @@ async function prepare(dataDir) {
 }
 
 /** Starts `visitor-id serve --role api` on the data directory and resolves with its URL. */
-async function startServer(dataDir) {
-  const child = spawn(process.execPath, [mainScript, 'serve', '--role', 'api'], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      // The benchmark measures serving, not the limiter's refusals.
-      API_RATE_LIMIT: '1000000000',
+async function startServer(dataDir, checkout = repoRoot) {
+  const child = spawn(
+    process.execPath,
+    [path.join(checkout, 'packages/server/dist/main.js'), 'serve', '--role', 'api'],
+    {
+      cwd: checkout,
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        // The benchmark measures serving, not the limiter's refusals.
+        API_RATE_LIMIT: '1000000000',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  )
   let output = ''
   child.stdout.on('data', (chunk) => (output += chunk))
   child.stderr.on('data', (chunk) => (output += chunk))
@@ -270,7 +280,7 @@ async function main() {
     const boot = await prepare(dataDir)
     const profilePath = () => `/api/v1/visitor-tracking/${boot.organizationId}/visitors/${randomVisitor()}`
     const pingPath = () => '/api/v1/ping'
-    const results = { floor: [], floorOneSession: [], engineBinder: [], ping: [], profile: [] }
+    const results = { floor: [], floorOneSession: [], engineBinder: [], ping: [], profile: [], against: [] }
     let sequential
     for (let round = 1; round <= rounds; round++) {
       // The floors need the data directory, so they run while no server holds it; then the server.
@@ -322,7 +332,18 @@ async function main() {
         }
       }
       await stopServer(server)
+      if (againstDir) {
+        // The other checkout's server on the same data directory, warmed up as this one was.
+        server = await startServer(dataDir, againstDir)
+        await load(server.url, profilePath, boot.apiKey, 1000)
+        const r = await load(server.url, profilePath, boot.apiKey, seconds * 1000)
+        results.against.push(r)
+        log(`round ${round} ${'against'.padEnd(15)} ${fmt(r)}`)
+        if (r.errors > 0) throw new Error(`against: ${r.errors} failed requests`)
+        await stopServer(server)
+      }
     }
+    if (!againstDir) delete results.against
     const summary = Object.fromEntries(
       Object.entries(results).map(([name, rs]) => [
         name,
@@ -338,7 +359,10 @@ async function main() {
     log(
       `median profile ${summary.profile.rps.toFixed(0)} req/s; floor ${summary.floor.rps.toFixed(0)} reads/s; ` +
         `ratio profile/floor ${ratio.toFixed(2)} (rounds ${roundRatios.map((r) => r.toFixed(2)).join(' / ')}); ` +
-        `ping ${summary.ping.rps.toFixed(0)} req/s`,
+        `ping ${summary.ping.rps.toFixed(0)} req/s` +
+        (summary.against
+          ? `; --against ${summary.against.rps.toFixed(0)} req/s p99 ${summary.against.p99.toFixed(1)} ms`
+          : ''),
     )
     writeResults(values.out, {
       boot,
@@ -391,10 +415,20 @@ ${row('store floor: point reads through the Store (4 sessions, literal binding)'
 ${row('point reads through a Store of 1 session', summary.floorOneSession, 'reads/s')}
 ${row("point reads through the engine's parameter binder (4 connections)", summary.engineBinder, 'reads/s')}
 ${row('GET /api/v1/ping (authenticated no-op)', summary.ping)}
-${row('GET /api/v1/visitor-tracking/{org}/visitors/{id}', summary.profile)}
+${row('GET /api/v1/visitor-tracking/{org}/visitors/{id}', summary.profile)}${
+  summary.against
+    ? `\n${row(`the same from --against ${path.basename(againstDir)} (another checkout's server, same store)`, summary.against)}`
+    : ''
+}
 
 **Profile throughput / store floor: ${ratio.toFixed(2)}** (per round: ${roundRatios.map((r) => r.toFixed(2)).join(', ')}).
-Profile / no-op: ${(summary.profile.rps / summary.ping.rps).toFixed(3)}.
+Profile / no-op: ${(summary.profile.rps / summary.ping.rps).toFixed(3)}.${
+    summary.against
+      ? `\nProfile / --against's profile: ${(summary.profile.rps / summary.against.rps).toFixed(2)} (per round: ${results.profile
+          .map((p, i) => (p.rps / results.against[i].rps).toFixed(2))
+          .join(', ')}); its profile / floor ${(summary.against.rps / summary.floor.rps).toFixed(2)}.`
+      : ''
+  }
 
 One request at a time (no queueing), ${seconds} s per route, last round:
 

@@ -3,9 +3,10 @@ import type { BillingDeps } from '@visitor-id/core/billing'
 import type { Config } from '@visitor-id/core/config'
 import type { Coordination } from '@visitor-id/core/coordination'
 import type { FlowDeps } from '@visitor-id/core/integrations'
-import type { PhoneSearchDeps } from '@visitor-id/core/phone-search'
+import { createPhoneSearchReader, type PhoneSearchDeps } from '@visitor-id/core/phone-search'
 import type { Repositories } from '@visitor-id/core/repositories'
 import type { Store } from '@visitor-id/core/store'
+import { createVisitorProfileReader } from '@visitor-id/core/visitor-tracking'
 import type { FastifyPluginAsync } from 'fastify'
 import { registerRoutes } from './register-routes.js'
 import type { ApiServices } from './route-definition.js'
@@ -55,6 +56,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, optio
     keys,
     usage,
     phone,
+    reads: { profiles: createVisitorProfileReader(store), phoneSearches: createPhoneSearchReader(store) },
     billing,
     integrations,
     log: app.log,

@@ -8,9 +8,10 @@ import type { Coordination } from '@visitor-id/core/coordination'
 import type { ErrorCode } from '@visitor-id/core/errors'
 import type { FlowDeps } from '@visitor-id/core/integrations'
 import type { ListRow } from '@visitor-id/core/lists'
-import type { PhoneSearchDeps } from '@visitor-id/core/phone-search'
+import type { PhoneSearchDeps, PhoneSearchReader } from '@visitor-id/core/phone-search'
 import type { Repositories } from '@visitor-id/core/repositories'
 import type { Store } from '@visitor-id/core/store'
+import type { VisitorProfileReader } from '@visitor-id/core/visitor-tracking'
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 
@@ -62,6 +63,11 @@ export interface ApiServices {
   usage: KeyUsageRecorder
   /** Phone searches: the configured provider and timeout (core phone/index.ts). */
   phone: PhoneSearchDeps
+  /**
+   * Per-visitor point reads that concurrent requests share: the reads asked for while one runs go
+   * out together as the next (core store/batch-loader.ts).
+   */
+  reads: { profiles: VisitorProfileReader; phoneSearches: PhoneSearchReader }
   /** Subscription billing: the configured provider and plans (core billing/index.ts). */
   billing: BillingDeps
   /** Ad-platform integrations and flows (core integrations/index.ts). */

@@ -3,8 +3,8 @@ import { managingPartnerId } from '@visitor-id/core/access'
 import { readPartnerDomain } from '@visitor-id/core/custom-domain'
 import { appError } from '@visitor-id/core/errors'
 import { organizationIcpConfigs } from '@visitor-id/core/icp'
-import { profilePhoneFields, readPhoneSearch, startPhoneSearch } from '@visitor-id/core/phone-search'
-import { getPixelConfig, getVisitorProfile, updatePixelConfig } from '@visitor-id/core/visitor-tracking'
+import { profilePhoneFields, startPhoneSearch } from '@visitor-id/core/phone-search'
+import { getPixelConfig, updatePixelConfig } from '@visitor-id/core/visitor-tracking'
 import { renderSnippet, type SnippetType, snippetTypes } from '@visitor-id/pixel'
 import type { FastifyRequest } from 'fastify'
 import { z } from 'zod'
@@ -178,20 +178,22 @@ export const visitorTrackingRoutes: Route[] = [
     async handler({ organization, params, services }) {
       const target = addressed(organization)
       const { id } = target
-      // The organization, its pixel config and ICP configs come from memory; the profile is one store query.
+      // The organization, its pixel config and ICP configs come from memory; the profile is one store
+      // query, shared with the profiles other requests ask for meanwhile (one query for all of them).
       const [config, icpConfigs] = await Promise.all([
         services.repos.pixelConfigs.get({ organization_id: id }),
         organizationIcpConfigs(services.repos, id),
       ])
       const visitorId = params.visitorId.toLowerCase()
       const [profile, phone] = await Promise.all([
-        getVisitorProfile(services.store, id, visitorId, {
+        services.reads.profiles.read(id, visitorId, {
           ipTracking: config?.ip_tracking ?? false,
           icpConfigs,
           companyOf: (companyId) => services.repos.companies.get({ id: companyId }),
         }),
-        // A second point read, side by side with the profile's: the state of the latest phone search.
-        /^[0-9a-f-]{36}$/.test(visitorId) ? readPhoneSearch(services.store, id, visitorId) : undefined,
+        // A second point read, side by side with the profile's (and batched as it is): the state of
+        // the latest phone search.
+        services.reads.phoneSearches.read(id, visitorId),
       ])
       if (!profile) throw appError('resource_not_found', 'Visitor not found')
       return {

@@ -45,3 +45,4 @@ export {
   startPhoneSearchSweep,
   sweepPhoneSearches,
 } from './search.js'
+export { createPhoneSearchReader, type PhoneSearchReader } from './search-reader.js'

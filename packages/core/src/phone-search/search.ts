@@ -31,6 +31,7 @@ import { visitorEvents } from '../identification/visitor-events.js'
 import { nextVersion, randomToken } from '../ids.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
+import { type VisitorKey, visitorKeyOf, visitorKeysCondition } from '../store/visitor-keys.js'
 import type { PhoneLookup, PhoneOutcome, PhoneProvider } from './provider.js'
 
 export type PhoneSearchStatus = 'ongoing' | 'found' | 'not_found' | 'error' | 'expired'
@@ -85,12 +86,21 @@ export interface PhoneSearchDeps {
 const lockMs = 15_000
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
-/** The searches that meet `where`, typed as rows. */
-async function selectSearches(store: Store, where: string, params?: Record<string, unknown>) {
+/**
+ * The searches that meet `where`, typed as rows. A condition on the sorting key's columns only
+ * (organization_id, visitor_id) goes in PREWHERE: it filters before the FINAL merge, which is
+ * the same for every version of one key, and spares the merge the granules' other rows.
+ */
+async function selectSearches(
+  store: Store,
+  where: string,
+  params?: Record<string, unknown>,
+  clause: 'WHERE' | 'PREWHERE' = 'WHERE',
+) {
   const rows = await store.query<PhoneSearchRow>(
     `SELECT organization_id, visitor_id, search_id,
        status, tries, provider, auto, phone, reason, callback_token_sha256, started_at, finished_at
-     FROM phone_searches FINAL WHERE ${where}`,
+     FROM phone_searches FINAL ${clause} ${where}`,
     params,
   )
   return rows.map((row) => ({ ...row, tries: Number(row.tries), auto: Boolean(row.auto) }))
@@ -106,8 +116,25 @@ export async function readPhoneSearch(
     store,
     'organization_id = {organizationId:UUID} AND visitor_id = {visitorId:UUID}',
     { organizationId, visitorId },
+    'PREWHERE',
   )
   return row
+}
+
+/** The latest search of each visitor (undefined where none), of one organization or several, in one read. */
+export async function readPhoneSearches(
+  store: Store,
+  keys: readonly VisitorKey[],
+): Promise<(PhoneSearchRow | undefined)[]> {
+  const { sql, params } = visitorKeysCondition(keys)
+  const rows = await selectSearches(store, sql, params, 'PREWHERE')
+  const byKey = new Map(
+    rows.map((row) => [
+      visitorKeyOf({ organizationId: row.organization_id, visitorId: row.visitor_id }),
+      row,
+    ]),
+  )
+  return keys.map((key) => byKey.get(visitorKeyOf(key)))
 }
 
 async function writePhoneSearch(store: Store, row: PhoneSearchRow): Promise<void> {

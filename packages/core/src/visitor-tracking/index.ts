@@ -6,6 +6,11 @@ export {
   updatePixelConfig,
 } from './pixel-config.js'
 export {
+  createVisitorProfileReader,
+  type VisitorProfileReader,
+  type VisitorProfileReaderOptions,
+} from './profile-reader.js'
+export {
   blankContactFields,
   type PixelConfigRow,
   type VisitorContactFields,
