@@ -5,6 +5,8 @@ import { createKeyAuthenticator, createKeyUsageRecorder } from '@visitor-id/core
 import { loadConfig } from '@visitor-id/core/config'
 import { createMemoryCoordination, type RateLimiter } from '@visitor-id/core/coordination'
 import { toErrorBody } from '@visitor-id/core/http-errors'
+import { createPhoneSearchReader } from '@visitor-id/core/phone-search'
+import { createVisitorProfileReader } from '@visitor-id/core/visitor-tracking'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Harness } from './harness.js'
 
@@ -46,6 +48,7 @@ export async function startProbeApp(
     repos: h.repos,
     coordination,
     phone: h.server.phone!,
+    reads: { profiles: createVisitorProfileReader(h.store), phoneSearches: createPhoneSearchReader(h.store) },
     billing: h.billing,
     integrations: h.integrations,
     keys: createKeyAuthenticator({ repos: h.repos }),

@@ -6,6 +6,7 @@ import { createPhoneSearchReader } from '../phone-search/search-reader.js'
 import { createRepositories } from '../repositories.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
+import { visitorKeysCondition } from '../store/visitor-keys.js'
 import { createVisitorProfileReader } from './profile-reader.js'
 import { blankContactFields } from './rows.js'
 import { getVisitorProfile } from './visitors.js'
@@ -95,6 +96,21 @@ afterAll(async () => {
 })
 
 const options = { ipTracking: true }
+
+describe('visitorKeysCondition', () => {
+  it("selects each organization's own visitors only, whatever else the batch holds", async () => {
+    const { sql, params } = visitorKeysCondition([
+      { organizationId: orgB, visitorId: onlyA }, // orgA's visitor, asked for by orgB
+      { organizationId: orgA, visitorId: shared.toUpperCase() },
+    ])
+    const rows = await store.query<{ organization: string; visitor: string }>(
+      `SELECT DISTINCT toString(organization_id) AS organization, toString(visitor_id) AS visitor
+       FROM sessions PREWHERE ${sql}`,
+      params,
+    )
+    expect(rows).toEqual([{ organization: orgA, visitor: shared }])
+  })
+})
 
 describe('createVisitorProfileReader', () => {
   it('serves concurrent profiles of two organizations with one query, each with its own rows', async () => {
