@@ -101,8 +101,12 @@ export interface Config {
   trustProxy: boolean
   shutdownTimeoutMs: number
   ingest: {
+    /** When a hit is acknowledged: once in the spool (ClickHouse written behind), or once in ClickHouse. */
+    ack: 'spool' | 'store'
     batchRows: number
     batchMs: number
+    /** With `ack: 'spool'`, the longest a hit waits for the spool's next write and fdatasync. */
+    syncMs: number
     /** How long identify hits wait to be identified together (the identification queue). */
     identifyBatchMs: number
     /** Bound of the local spool (DATA_DIR/spool); past it, /collect answers 503. */
@@ -326,8 +330,10 @@ const phoneSection = (c: ParsedEnv): Config['phone'] => ({
 })
 
 const ingestSection = (c: ParsedEnv): Config['ingest'] => ({
+  ack: c.INGEST_ACK,
   batchRows: c.INGEST_BATCH_ROWS,
   batchMs: c.INGEST_BATCH_MS,
+  syncMs: c.INGEST_SYNC_MS,
   identifyBatchMs: c.IDENTIFY_BATCH_MS,
   spoolMaxBytes: c.SPOOL_MAX_BYTES,
   geoMmdbPath: c.GEO_MMDB_PATH,

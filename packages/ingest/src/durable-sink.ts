@@ -54,7 +54,7 @@ export interface DurableSink {
   setLog(log: LogLike): void
 }
 
-const silent: LogLike = { warn() {}, error() {}, info() {} }
+export const silent: LogLike = { warn() {}, error() {}, info() {} }
 
 /** What the sink and its replay loop share. */
 interface SinkState {
@@ -66,10 +66,10 @@ interface SinkState {
   held: number
 }
 
-type BatchInsert = (token: string, rows: PageViewRow[]) => Promise<void>
+export type BatchInsert = (token: string, rows: PageViewRow[]) => Promise<void>
 
 /** Writes one batch to ClickHouse under its dedup token, then runs `afterWrite`. */
-function createBatchInsert(options: DurableSinkOptions): BatchInsert {
+export function createBatchInsert(options: DurableSinkOptions): BatchInsert {
   const table = options.table ?? 'page_views'
   return async (token, rows) => {
     // Arrays in column order (JSONCompactEachRow): the key names would be half the bytes.

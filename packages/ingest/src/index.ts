@@ -93,6 +93,7 @@ export {
   type IngestServiceOptions,
 } from './service.js'
 export { openSpool, type Spool, type SpoolEntry, SpoolFullError, type SpoolOptions } from './spool.js'
+export { createSpoolFirstSink, type SpoolFirstSinkOptions } from './spool-first-sink.js'
 export {
   createTrackingKeyCache,
   type TrackingKeyCache,
