@@ -15,46 +15,13 @@ import {
 } from './durable-sink.js'
 import type { PageViewRow } from './page-view-row.js'
 import { createPause } from './pause.js'
-import type { Spool, SpoolEntry } from './spool.js'
+import { nextBatch, type SpoolBatch } from './spool-batch.js'
 
 export interface SpoolFirstSinkOptions extends DurableSinkOptions {
   /** An insert into ClickHouse takes as many spooled rows as this, at least (whole batches)... */
   insertRows: number
   /** ...or what is spooled once its oldest row has waited this long. */
   insertMs: number
-}
-
-/** Spooled batches written to ClickHouse as one insert. */
-interface InsertBatch {
-  token: string
-  rows: PageViewRow[]
-  last: SpoolEntry<PageViewRow>
-  tokens: string[]
-}
-
-/**
- * The spooled entries to insert next: the batch a previous process began and did not commit,
- * exactly (same entries, same token: ClickHouse drops it if it had landed), else the oldest entries
- * up to `insertRows` rows.
- */
-async function nextBatch(spool: Spool<PageViewRow>, insertRows: number): Promise<InsertBatch | undefined> {
-  const end = spool.begunEnd
-  let entry = await spool.peek()
-  if (!entry) return undefined
-  const entries = [entry]
-  let count = entry.rows.length
-  while (end !== undefined ? entry.next < end : count < insertRows) {
-    const next = await spool.peek(entry.next)
-    if (!next) break
-    entries.push(next)
-    count += next.rows.length
-    entry = next
-  }
-  const tokens = entries.map((e) => e.token)
-  // One entry keeps its own token: an entry spooled after a failed direct insert used it already.
-  const token = entries.length === 1 ? tokens[0]! : `${tokens[0]}..${tokens.at(-1)}`
-  const rows = entries.length === 1 ? entries[0]!.rows : entries.flatMap((e) => e.rows)
-  return { token, rows, last: entry, tokens }
 }
 
 /** What the sink and its inserter share. */
@@ -81,7 +48,7 @@ function inserted(state: InserterState, tokens: string[]) {
 }
 
 /** How long to wait for a fuller insert (0: insert now). Entries of an earlier process are due. */
-function waitFor(state: InserterState, batch: InsertBatch, options: SpoolFirstSinkOptions) {
+function waitFor(state: InserterState, batch: SpoolBatch<PageViewRow>, options: SpoolFirstSinkOptions) {
   if (state.flushing || batch.rows.length >= options.insertRows) return 0
   const oldest = state.waiting[0]
   if (!oldest || oldest.token !== batch.tokens[0]) return 0
