@@ -13,6 +13,8 @@ import {
   createMetricsRegistry,
   createSpoolFirstSink,
   createTrackingKeyCache,
+  decodePageViewRow,
+  encodePageViewRow,
   ingestPlugin,
   openSpool,
   type PageViewRow,
@@ -115,7 +117,13 @@ describe('spool and replay', () => {
 describe('spool first (acknowledged once spooled)', () => {
   it('inserts spooled batches in larger batches, in order, once each', async () => {
     const dir = path.join(data.dir, 'spool-first')
-    const spool = await openSpool<PageViewRow>({ dir, maxBytes: 1 << 24 })
+    // As the ingest service opens it: rows spooled as their insert lines.
+    const spool = await openSpool<PageViewRow>({
+      dir,
+      maxBytes: 1 << 24,
+      encodeRow: encodePageViewRow,
+      decodeRow: decodePageViewRow,
+    })
     const metrics = newMetrics(spool)
     const durable = createSpoolFirstSink({ store, spool, metrics, insertRows: 40, insertMs: 10_000 })
     const writer = createBatchWriter({ sink: durable.sink, maxRows: 10, maxMs: 5 })

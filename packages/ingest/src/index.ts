@@ -69,7 +69,10 @@ export {
   trackingTag,
 } from './openapi.js'
 export {
+  decodePageViewRow,
   emptyEnrichment,
+  encodePageViewRow,
+  fromColumnValues,
   type HitContext,
   type PageViewRow,
   pageViewColumns,

@@ -27,7 +27,7 @@ import {
   type IngestMetrics,
   type MetricsRegistry,
 } from './metrics.js'
-import type { PageViewRow } from './page-view-row.js'
+import { decodePageViewRow, encodePageViewRow, type PageViewRow } from './page-view-row.js'
 import { createHitPipeline } from './pipeline/index.js'
 import type { IngestPluginOptions } from './plugin.js'
 import { openSpool, type Spool, type SpoolEntry } from './spool.js'
@@ -108,6 +108,9 @@ async function openSpools(dataDir: string, maxBytes: number, logs: LateLog) {
   const spool = await openSpool<PageViewRow>({
     dir: spoolDir,
     maxBytes,
+    // Rows spooled as their insert lines: the inserter sends them as they are.
+    encodeRow: encodePageViewRow,
+    decodeRow: decodePageViewRow,
     onCorrupt: (offset) => logs.current?.error({ offset }, 'ingest: skipped a corrupt spool line'),
   })
   const identifyDir = path.join(dataDir, 'identify-queue')

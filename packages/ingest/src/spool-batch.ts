@@ -9,6 +9,7 @@ export interface SpoolBatch<Row> {
   rows: Row[]
   last: SpoolEntry<Row>
   tokens: string[]
+  entries: SpoolEntry<Row>[]
 }
 
 /**
@@ -36,5 +37,5 @@ export async function nextBatch<Row>(
   // One entry keeps its own token: an entry spooled after a failed direct insert used it already.
   const token = entries.length === 1 ? tokens[0]! : `${tokens[0]}..${tokens.at(-1)}`
   const rows = entries.length === 1 ? entries[0]!.rows : entries.flatMap((e) => e.rows)
-  return { token, rows, last: entry, tokens }
+  return { token, rows, last: entry, tokens, entries }
 }

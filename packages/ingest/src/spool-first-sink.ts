@@ -6,14 +6,8 @@
 import { randomUUID } from 'node:crypto'
 import { createBackoff } from './backoff.js'
 import type { BatchSink } from './batch-writer.js'
-import {
-  type BatchInsert,
-  createBatchInsert,
-  type DurableSink,
-  type DurableSinkOptions,
-  silent,
-} from './durable-sink.js'
-import type { PageViewRow } from './page-view-row.js'
+import { type DurableSink, type DurableSinkOptions, silent } from './durable-sink.js'
+import { encodePageViewRow, type PageViewRow, pageViewColumns } from './page-view-row.js'
 import { createPause } from './pause.js'
 import { nextBatch, type SpoolBatch } from './spool-batch.js'
 
@@ -22,6 +16,23 @@ export interface SpoolFirstSinkOptions extends DurableSinkOptions {
   insertRows: number
   /** ...or what is spooled once its oldest row has waited this long. */
   insertMs: number
+}
+
+/** Writes one batch as the spool holds its rows (no second encoding), then runs `afterWrite`. */
+type EncodedInsert = (batch: SpoolBatch<PageViewRow>) => Promise<void>
+
+function createEncodedInsert(options: SpoolFirstSinkOptions): EncodedInsert {
+  const table = options.table ?? 'page_views'
+  return async (batch) => {
+    let body = ''
+    for (const entry of batch.entries) {
+      // Entries read back from the file (after a restart) are encoded again.
+      for (const line of entry.encoded ?? entry.rows.map(encodePageViewRow)) body += `${line}\n`
+    }
+    await options.store.insertEncoded(table, body, { dedupToken: batch.token, columns: pageViewColumns })
+    options.metrics.batchWritten()
+    if (options.afterWrite) await options.afterWrite(batch.rows)
+  }
 }
 
 /** What the sink and its inserter share. */
@@ -58,7 +69,7 @@ function waitFor(state: InserterState, batch: SpoolBatch<PageViewRow>, options: 
 /** The inserter: writes spooled batches in order until the spool is empty or the sink stops. */
 function createInserter(
   options: SpoolFirstSinkOptions,
-  insert: BatchInsert,
+  insert: EncodedInsert,
   state: InserterState,
   pause: (ms: number) => Promise<void>,
 ): () => Promise<void> {
@@ -80,7 +91,7 @@ function createInserter(
       }
       try {
         await spool.begin(batch.last)
-        await insert(batch.token, batch.rows)
+        await insert(batch)
         await spool.commit(batch.last)
         inserted(state, batch.tokens)
         metrics.replayed(batch.rows.length)
@@ -128,7 +139,7 @@ export function createSpoolFirstSink(options: SpoolFirstSinkOptions): DurableSin
     waitingRows: 0,
   }
   const { pause, wake } = createPause()
-  const insertLoop = createInserter(options, createBatchInsert(options), state, pause)
+  const insertLoop = createInserter(options, createEncodedInsert(options), state, pause)
   let running: Promise<void> | undefined
   const kick = () => {
     if (state.stopped || state.held > 0 || running) return

@@ -14,6 +14,8 @@ export interface SpoolEntry<Row> {
   rows: Row[]
   /** Offset just past this entry. */
   next: number
+  /** Each row as the spool holds it (`encodeRow`), when this process appended the entry. */
+  encoded?: string[]
 }
 
 /** The spool passed its size bound: callers answer 503 until it drains. */
@@ -47,7 +49,7 @@ export interface Spool<Row> {
   close(): Promise<void>
 }
 
-export interface SpoolOptions {
+export interface SpoolOptions<Row = unknown> {
   dir: string
   maxBytes: number
   /**
@@ -62,6 +64,10 @@ export interface SpoolOptions {
   compactBytes?: number
   /** Rows of appended entries kept in memory, so replaying them reads no file (default 50,000). */
   memoryRows?: number
+  /** A row's JSON as the spool holds it (default: JSON.stringify); kept with the entry in memory. */
+  encodeRow?: (row: Row) => string
+  /** A row back from what `encodeRow` wrote (default: the parsed JSON). */
+  decodeRow?: (value: unknown) => Row
 }
 
 /** What `spool.offset` holds: the committed offset, the data file it belongs to, a begun batch. */
@@ -172,10 +178,14 @@ async function readLine(handle: FileHandle, position: number, size: number) {
 }
 
 /** The entry a spool line holds (ending just before `next`), or undefined for a corrupt line. */
-function parseEntry<Row>(parts: Buffer[], next: number): SpoolEntry<Row> | undefined {
+function parseEntry<Row>(
+  parts: Buffer[],
+  next: number,
+  decodeRow: ((value: unknown) => Row) | undefined,
+): SpoolEntry<Row> | undefined {
   try {
     const parsed = JSON.parse(Buffer.concat(parts).toString('utf8')) as { t: string; r: Row[] }
-    return { token: parsed.t, rows: parsed.r, next }
+    return { token: parsed.t, rows: decodeRow ? parsed.r.map(decodeRow) : parsed.r, next }
   } catch {
     return undefined
   }
@@ -238,7 +248,7 @@ async function compact<Row>(file: SpoolFile<Row>, dataFile: string) {
  * Opens (or creates) the spool in `dir`.
  * @example const spool = await openSpool({ dir: 'data/spool', maxBytes: 512 * 1024 * 1024 })
  */
-export async function openSpool<Row>(options: SpoolOptions): Promise<Spool<Row>> {
+export async function openSpool<Row>(options: SpoolOptions<Row>): Promise<Spool<Row>> {
   mkdirSync(options.dir, { recursive: true })
   const dataFile = path.join(options.dir, 'spool.jsonl')
   const stateFile = path.join(options.dir, 'spool.offset')
@@ -276,7 +286,12 @@ export async function openSpool<Row>(options: SpoolOptions): Promise<Spool<Row>>
     },
     append: (token, rows) =>
       exclusive(async () => {
-        const line = Buffer.from(`${JSON.stringify({ t: token, r: rows })}\n`)
+        const encoded = options.encodeRow ? rows.map(options.encodeRow) : undefined
+        const line = Buffer.from(
+          encoded
+            ? `{"t":${JSON.stringify(token)},"r":[${encoded.join(',')}]}\n`
+            : `${JSON.stringify({ t: token, r: rows })}\n`,
+        )
         file.largestEntry = Math.max(file.largestEntry, line.length)
         if (file.size + line.length > options.maxBytes) {
           throw new SpoolFullError(`The spool is full (${file.size} of ${options.maxBytes} bytes)`)
@@ -286,11 +301,12 @@ export async function openSpool<Row>(options: SpoolOptions): Promise<Spool<Row>>
         const position = file.size
         file.size += line.length
         if (file.memoryRows + rows.length <= memoryRows) {
-          file.memory.set(position, { token, rows: rows as Row[], next: file.size })
+          const entry = { token, rows: rows as Row[], next: file.size }
+          file.memory.set(position, encoded ? { ...entry, encoded } : entry)
           file.memoryRows += rows.length
         }
       }),
-    peek: (from) => peekEntry(file, from, options.onCorrupt, exclusive, saveState),
+    peek: (from) => peekEntry(file, from, options.onCorrupt, options.decodeRow, exclusive, saveState),
     begin: (last) =>
       exclusive(async () => {
         file.begunEnd = last.next
@@ -324,6 +340,7 @@ async function peekEntry<Row>(
   file: SpoolFile<Row>,
   from: number | undefined,
   onCorrupt: ((offset: number) => void) | undefined,
+  decodeRow: ((value: unknown) => Row) | undefined,
   exclusive: <T>(work: () => Promise<T>) => Promise<T>,
   saveState: () => Promise<void>,
 ): Promise<SpoolEntry<Row> | undefined> {
@@ -333,7 +350,7 @@ async function peekEntry<Row>(
     if (kept) return kept
     const found = await readLine(file.handle, position, file.size)
     if (!found) return undefined
-    const entry = parseEntry<Row>(found.parts, found.end + 1)
+    const entry = parseEntry<Row>(found.parts, found.end + 1, decodeRow)
     if (entry) return entry
     onCorrupt?.(position)
     const corruptAt = position

@@ -1,5 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
+import { Readable } from 'node:stream'
+import { finished } from 'node:stream/promises'
 import { type ClickHouseClient, createClient } from '@clickhouse/client'
 import { Session } from 'chdb'
 import { createChdbConnection } from 'chdb/connection'
@@ -46,6 +48,15 @@ export interface Store {
    * (JSONCompactEachRow: no key names, about a fifth cheaper for wide rows).
    */
   insert(table: string, rows: readonly object[], options?: InsertOptions): Promise<void>
+  /**
+   * Inserts rows already encoded as JSONCompactEachRow (one JSON array per line, values in
+   * `options.columns` order): for rows kept encoded anyway (the ingest spool), no second encoding.
+   */
+  insertEncoded(
+    table: string,
+    body: string,
+    options: InsertOptions & { columns: readonly string[] },
+  ): Promise<void>
   ping(): Promise<boolean>
   close(): Promise<void>
 }
@@ -205,6 +216,19 @@ export function createStore(options: StoreOptions): Store {
           // so a token left over from one insert would silently deduplicate the next ones away.
           clickhouse_settings: { insert_deduplication_token: insertOptions?.dedupToken ?? '' },
         })
+      })
+    },
+    insertEncoded: (table, body, insertOptions) => {
+      if (body.length === 0) return Promise.resolve()
+      return run(async (client) => {
+        const result = await client.exec({
+          query: `INSERT INTO ${table} (${insertOptions.columns.join(', ')}) FORMAT JSONCompactEachRow`,
+          values: Readable.from([body], { objectMode: false }),
+          // Always set, as in `insert`.
+          clickhouse_settings: { insert_deduplication_token: insertOptions.dedupToken ?? '' },
+        })
+        result.stream.resume()
+        await finished(result.stream)
       })
     },
     ping: async () => {
