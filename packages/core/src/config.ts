@@ -329,10 +329,18 @@ const phoneSection = (c: ParsedEnv): Config['phone'] => ({
   defaultCountry: c.PHONE_DEFAULT_COUNTRY?.toUpperCase(),
 })
 
+/**
+ * The insert bounds of each acknowledgement mode (bench/README.md, "Throughput, latency and loss"):
+ * acknowledged from the spool, larger inserts cost less per row and hold no request; acknowledged
+ * from ClickHouse, every request waits for its batch, and larger batches make HTTP work and inserts
+ * take turns.
+ */
+const insertBounds = { spool: { rows: 10_000, ms: 1000 }, store: { rows: 1000, ms: 200 } } as const
+
 const ingestSection = (c: ParsedEnv): Config['ingest'] => ({
   ack: c.INGEST_ACK,
-  batchRows: c.INGEST_BATCH_ROWS,
-  batchMs: c.INGEST_BATCH_MS,
+  batchRows: c.INGEST_BATCH_ROWS ?? insertBounds[c.INGEST_ACK].rows,
+  batchMs: c.INGEST_BATCH_MS ?? insertBounds[c.INGEST_ACK].ms,
   syncMs: c.INGEST_SYNC_MS,
   identifyBatchMs: c.IDENTIFY_BATCH_MS,
   spoolMaxBytes: c.SPOOL_MAX_BYTES,
