@@ -11,10 +11,15 @@ import {
   createHitPipeline,
   createIngestMetrics,
   createMetricsRegistry,
+  createSpoolFirstSink,
   createTrackingKeyCache,
+  decodePageViewRow,
+  encodePageViewRow,
   ingestPlugin,
   openSpool,
   type PageViewRow,
+  pageViewColumns,
+  toColumnValues,
 } from '@visitor-id/ingest'
 import { blankPageViewRow } from '@visitor-id/testing/page-view-row'
 import { tempDir } from '@visitor-id/testing/temp-dir'
@@ -106,6 +111,72 @@ describe('spool and replay', () => {
     expect((await pathCounts('/uncommitted/')).get('/uncommitted/3')).toBe(1)
     await durable.stop()
     await spool.close()
+  })
+})
+
+describe('spool first (acknowledged once spooled)', () => {
+  it('inserts spooled batches in larger batches, in order, once each', async () => {
+    const dir = path.join(data.dir, 'spool-first')
+    // As the ingest service opens it: rows spooled as their insert lines.
+    const spool = await openSpool<PageViewRow>({
+      dir,
+      maxBytes: 1 << 24,
+      encodeRow: encodePageViewRow,
+      decodeRow: decodePageViewRow,
+    })
+    const metrics = newMetrics(spool)
+    const durable = createSpoolFirstSink({ store, spool, metrics, insertRows: 40, insertMs: 10_000 })
+    const writer = createBatchWriter({ sink: durable.sink, maxRows: 10, maxMs: 5 })
+    durable.start()
+    const rows = Array.from({ length: 100 }, (_, n) => row(`/first/${n}`))
+    await Promise.all(Array.from({ length: 25 }, (_, i) => writer.add(rows.slice(i * 4, i * 4 + 4))))
+    expect(metrics.registry.render()).toMatch(/^vid_ingest_hits_spooled_total 100$/m)
+    await writer.close()
+    await durable.drained()
+    expect(metrics.registry.render()).toMatch(/^vid_ingest_hits_replayed_total 100$/m)
+    // Ten spool writes of 10 rows, inserted 40 rows (or what was left) at a time.
+    expect(metrics.registry.render()).toMatch(/^vid_ingest_batch_writes_total 3$/m)
+    const counts = await pathCounts('/first/')
+    expect(counts.size).toBe(100)
+    expect([...counts.values()].every((n) => n === 1)).toBe(true)
+    await durable.stop()
+    await spool.close()
+  })
+
+  it('a begun batch that landed but was not committed (crash in between) is not duplicated', async () => {
+    const dir = path.join(data.dir, 'spool-first-crash')
+    const spool = await openSpool<PageViewRow>({ dir, maxBytes: 1 << 24 })
+    for (let n = 0; n < 3; n++) await spool.append(`begun-${n}`, [row(`/begun/${n}`)])
+    await spool.append('begun-late', [row('/begun/late')])
+    // The previous process began a batch of the first three entries, inserted it, and died.
+    const first = await spool.peek()
+    const third = await spool.peek((await spool.peek(first!.next))!.next)
+    await spool.begin(third!)
+    await store.insert(
+      'page_views',
+      [row('/begun/0'), row('/begun/1'), row('/begun/2')].map(toColumnValues),
+      {
+        dedupToken: 'begun-0..begun-2',
+        columns: pageViewColumns,
+      },
+    )
+    await spool.close()
+
+    const reopened = await openSpool<PageViewRow>({ dir, maxBytes: 1 << 24 })
+    const durable = createSpoolFirstSink({
+      store,
+      spool: reopened,
+      metrics: newMetrics(reopened),
+      insertRows: 1000,
+      insertMs: 1,
+    })
+    durable.start()
+    await durable.drained()
+    const counts = await pathCounts('/begun/')
+    expect([...counts.keys()].sort()).toEqual(['/begun/0', '/begun/1', '/begun/2', '/begun/late'])
+    expect([...counts.values()]).toEqual([1, 1, 1, 1])
+    await durable.stop()
+    await reopened.close()
   })
 })
 

@@ -15,6 +15,8 @@
 //
 // --against DIR: the same server from another checkout (built there), in the same rounds, the two
 // in alternating order; prints this checkout's rate over the other's per round (against.mjs).
+// --against-env K=V,K=V: settings for that server only (--against . --against-env INGEST_ACK=store
+// compares this build's two acknowledgement modes).
 //
 // --identify SHARE (e.g. 0.1) measures identify hits instead of the no-op route: before the
 // server starts, its store gets N contacts (--contacts, default 1,000,000 with --identify; written
@@ -74,6 +76,7 @@ const { values } = parseArgs({
     unknown: { type: 'string', default: '0.15' },
     bots: { type: 'string', default: '0' },
     against: { type: 'string' },
+    'against-env': { type: 'string' },
   },
 })
 const rounds = Number(values.rounds)
@@ -198,6 +201,16 @@ async function fillContacts(dataDir, count) {
   }
 }
 
+/** `--against-env K=V,K=V`: settings of the --against server only (e.g. INGEST_ACK=store, to compare modes of one build). */
+function againstEnv(list) {
+  return Object.fromEntries(
+    (list ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => pair.split('=')),
+  )
+}
+
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vid-bench-ingest-'))
 const storeTimingFile = path.join(dataDir, 'store-timing.json')
 if (contactCount > 0) await fillContacts(dataDir, contactCount)
@@ -232,7 +245,9 @@ const ingestTarget = { url: serverUrl, pid: server.child.pid }
 const noopTarget = noop && { url: noopUrl, pid: noop.child.pid }
 const { trackingKey } = JSON.parse(readFileSync(path.join(dataDir, 'bootstrap.json'), 'utf8'))
 const against =
-  values.against && !identifyMode ? await startAgainst(values.against, start, serverEnv) : undefined
+  values.against && !identifyMode
+    ? await startAgainst(values.against, start, { ...serverEnv, ...againstEnv(values['against-env']) })
+    : undefined
 
 const pool = createVisitorPool(20_000)
 let counter = 0

@@ -156,8 +156,15 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: boolean.default(false),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
-  INGEST_BATCH_ROWS: z.coerce.number().int().min(1).max(100_000).default(1000),
-  INGEST_BATCH_MS: z.coerce.number().int().min(1).max(60_000).default(200),
+  // When /collect answers 202: once the hit is fsync'd in the spool (`spool`), ClickHouse written
+  // behind it in larger batches; or once its batch is in ClickHouse (`store`).
+  INGEST_ACK: z.enum(['spool', 'store']).default('spool'),
+  // The bounds of a ClickHouse insert of page views (with INGEST_ACK=store, of a request's wait
+  // too); unset, the mode's own (config.ts).
+  INGEST_BATCH_ROWS: z.coerce.number().int().min(1).max(100_000).optional(),
+  INGEST_BATCH_MS: z.coerce.number().int().min(1).max(60_000).optional(),
+  // INGEST_ACK=spool: how long a hit waits for the spool's next write and fdatasync (group commit).
+  INGEST_SYNC_MS: z.coerce.number().int().min(1).max(1000).default(5),
   // Each identification call has a fixed cost of a few store reads and inserts whatever the number
   // of hits; 3 s of identify hits per call pay it rarely enough to keep it to a few percent of
   // ingest's CPU (bench/README.md, "Identify hits").

@@ -101,8 +101,12 @@ export interface Config {
   trustProxy: boolean
   shutdownTimeoutMs: number
   ingest: {
+    /** When a hit is acknowledged: once in the spool (ClickHouse written behind), or once in ClickHouse. */
+    ack: 'spool' | 'store'
     batchRows: number
     batchMs: number
+    /** With `ack: 'spool'`, the longest a hit waits for the spool's next write and fdatasync. */
+    syncMs: number
     /** How long identify hits wait to be identified together (the identification queue). */
     identifyBatchMs: number
     /** Bound of the local spool (DATA_DIR/spool); past it, /collect answers 503. */
@@ -325,9 +329,19 @@ const phoneSection = (c: ParsedEnv): Config['phone'] => ({
   defaultCountry: c.PHONE_DEFAULT_COUNTRY?.toUpperCase(),
 })
 
+/**
+ * The insert bounds of each acknowledgement mode (bench/README.md, "Throughput, latency and loss"):
+ * acknowledged from the spool, larger inserts cost less per row and hold no request; acknowledged
+ * from ClickHouse, every request waits for its batch, and larger batches make HTTP work and inserts
+ * take turns.
+ */
+const insertBounds = { spool: { rows: 10_000, ms: 1000 }, store: { rows: 1000, ms: 200 } } as const
+
 const ingestSection = (c: ParsedEnv): Config['ingest'] => ({
-  batchRows: c.INGEST_BATCH_ROWS,
-  batchMs: c.INGEST_BATCH_MS,
+  ack: c.INGEST_ACK,
+  batchRows: c.INGEST_BATCH_ROWS ?? insertBounds[c.INGEST_ACK].rows,
+  batchMs: c.INGEST_BATCH_MS ?? insertBounds[c.INGEST_ACK].ms,
+  syncMs: c.INGEST_SYNC_MS,
   identifyBatchMs: c.IDENTIFY_BATCH_MS,
   spoolMaxBytes: c.SPOOL_MAX_BYTES,
   geoMmdbPath: c.GEO_MMDB_PATH,

@@ -10,6 +10,7 @@ import type { IngestMetrics } from './metrics.js'
 import { type PageViewRow, pageViewColumns, toColumnValues } from './page-view-row.js'
 import { createPause } from './pause.js'
 import type { Spool, SpoolEntry } from './spool.js'
+import { nextBatch } from './spool-batch.js'
 
 export interface LogLike {
   warn(object: object, message: string): void
@@ -54,7 +55,7 @@ export interface DurableSink {
   setLog(log: LogLike): void
 }
 
-const silent: LogLike = { warn() {}, error() {}, info() {} }
+export const silent: LogLike = { warn() {}, error() {}, info() {} }
 
 /** What the sink and its replay loop share. */
 interface SinkState {
@@ -66,10 +67,10 @@ interface SinkState {
   held: number
 }
 
-type BatchInsert = (token: string, rows: PageViewRow[]) => Promise<void>
+export type BatchInsert = (token: string, rows: PageViewRow[]) => Promise<void>
 
 /** Writes one batch to ClickHouse under its dedup token, then runs `afterWrite`. */
-function createBatchInsert(options: DurableSinkOptions): BatchInsert {
+export function createBatchInsert(options: DurableSinkOptions): BatchInsert {
   const table = options.table ?? 'page_views'
   return async (token, rows) => {
     // Arrays in column order (JSONCompactEachRow): the key names would be half the bytes.
@@ -100,15 +101,17 @@ function createReplay(
   return async () => {
     const backoff = createBackoff(retry, pause)
     while (!state.stopped && state.held === 0) {
-      const entry = await spool.peek()
-      if (!entry) {
+      // One entry at a time, except a batch the spool-first inserter began and did not commit.
+      const batch = await nextBatch(spool, 1)
+      if (!batch) {
         if (state.degraded) state.log.info({}, 'ingest: spool replayed, writing to ClickHouse again')
         state.degraded = false
         return
       }
+      const entry = { token: batch.token, rows: batch.rows, next: batch.last.next }
       try {
         await insert(entry.token, entry.rows)
-        await spool.commit(entry)
+        await spool.commit(batch.last)
         metrics.replayed(entry.rows.length)
         backoff.succeeded()
       } catch (error) {
@@ -119,7 +122,7 @@ function createReplay(
             'ingest: spooled batch set aside after repeated errors',
           )
           await options.onDeadLetter(entry, error)
-          await spool.commit(entry)
+          await spool.commit(batch.last)
           backoff.setAside()
           continue
         }

@@ -69,7 +69,10 @@ export {
   trackingTag,
 } from './openapi.js'
 export {
+  decodePageViewRow,
   emptyEnrichment,
+  encodePageViewRow,
+  fromColumnValues,
   type HitContext,
   type PageViewRow,
   pageViewColumns,
@@ -93,6 +96,7 @@ export {
   type IngestServiceOptions,
 } from './service.js'
 export { openSpool, type Spool, type SpoolEntry, SpoolFullError, type SpoolOptions } from './spool.js'
+export { createSpoolFirstSink, type SpoolFirstSinkOptions } from './spool-first-sink.js'
 export {
   createTrackingKeyCache,
   type TrackingKeyCache,

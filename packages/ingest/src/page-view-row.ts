@@ -76,6 +76,19 @@ export const toColumnValues = new Function(
   `return [${pageViewColumns.map((column) => `row.${column}`).join(', ')}]`,
 ) as (row: PageViewRow) => unknown[]
 
+/** The inverse of `toColumnValues`: a row from its values in `pageViewColumns` order. */
+export const fromColumnValues = new Function(
+  'values',
+  `return { ${pageViewColumns.map((column, i) => `${column}: values[${i}]`).join(', ')} }`,
+) as (values: readonly unknown[]) => PageViewRow
+
+/** A row as the page views' spool holds it: its JSONCompactEachRow line, ready for an insert. */
+export const encodePageViewRow = (row: PageViewRow): string => JSON.stringify(toColumnValues(row))
+
+/** A spooled row back: values in column order, or a keyed object (as spooled before). */
+export const decodePageViewRow = (value: unknown): PageViewRow =>
+  Array.isArray(value) ? fromColumnValues(value) : (value as PageViewRow)
+
 const cut = (value: string | undefined, max: number) => (value === undefined ? '' : value.slice(0, max))
 const clamp = (value: number | undefined, max: number) =>
   value === undefined ? 0 : Math.max(0, Math.min(max, Math.round(value)))
@@ -138,9 +151,34 @@ export function toPageViewRow(
     hostname: url.hostname,
     title: cut(hit[wire.title], 512),
     referrer: cut(hit[wire.referrer], 2048),
-    ...emptyEnrichment,
-    // A row's own object: the shared empty one must never be written through.
+    // The empty enrichment written out, not spread: a spread in the middle of a literal builds
+    // the object on V8's slow path (about a third of this function's time).
+    referrer_domain: '',
+    search_engine: '',
+    search_term: '',
+    utm_source: '',
+    utm_medium: '',
+    utm_campaign: '',
+    utm_term: '',
+    utm_content: '',
+    // A row's own object: a shared empty one must never be written through.
     tracking_params: {},
+    ip: '',
+    country: '',
+    region: '',
+    city: '',
+    isp: '',
+    asn: 0,
+    connection_type: '',
+    is_hosting: false,
+    is_anonymous: false,
+    device_type: '',
+    browser: '',
+    browser_version: '',
+    os: '',
+    os_version: '',
+    device_model: '',
+    company_id: '',
     screen_width: clamp(hit[wire.screenWidth], 65535),
     screen_height: clamp(hit[wire.screenHeight], 65535),
     language: cut(hit[wire.language], 35),

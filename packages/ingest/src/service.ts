@@ -27,10 +27,11 @@ import {
   type IngestMetrics,
   type MetricsRegistry,
 } from './metrics.js'
-import type { PageViewRow } from './page-view-row.js'
+import { decodePageViewRow, encodePageViewRow, type PageViewRow } from './page-view-row.js'
 import { createHitPipeline } from './pipeline/index.js'
 import type { IngestPluginOptions } from './plugin.js'
-import { openSpool, type Spool } from './spool.js'
+import { openSpool, type Spool, type SpoolEntry } from './spool.js'
+import { createSpoolFirstSink } from './spool-first-sink.js'
 import { createTrackingKeyCache, type TrackingKeyCache } from './tracking-keys.js'
 
 export interface IngestServiceOptions {
@@ -93,6 +94,9 @@ const setAside = (dir: string, line: object) =>
 
 const messageOf = (error: unknown) => String((error as Error)?.message ?? error)
 
+/** The most rows one spool write takes (a larger group waits for the next write). */
+const groupCommitRows = 5000
+
 /** The process's logger once the service has started: what is built before logs through it. */
 interface LateLog {
   current?: LogLike
@@ -104,6 +108,9 @@ async function openSpools(dataDir: string, maxBytes: number, logs: LateLog) {
   const spool = await openSpool<PageViewRow>({
     dir: spoolDir,
     maxBytes,
+    // Rows spooled as their insert lines: the inserter sends them as they are.
+    encodeRow: encodePageViewRow,
+    decodeRow: decodePageViewRow,
     onCorrupt: (offset) => logs.current?.error({ offset }, 'ingest: skipped a corrupt spool line'),
   })
   const identifyDir = path.join(dataDir, 'identify-queue')
@@ -182,19 +189,25 @@ function createWritePath({ store, repos, settings, metrics, identified, spools, 
     enqueueIdentifies: identifyQueue.enqueue,
     onError: (error) => logs.current?.warn({ err: error }, 'ingest: derived companies not written yet'),
   })
-  const durable = createDurableSink({
+  const sinkOptions = {
     store,
     spool: spools.spool,
     metrics,
     afterWrite: identities.afterWrite,
-    onDeadLetter: async (entry, error) => {
+    onDeadLetter: async (entry: SpoolEntry<PageViewRow>, error: unknown) => {
       await setAside(spools.spoolDir, { token: entry.token, error: messageOf(error), rows: entry.rows })
     },
-  })
+  }
+  const spoolFirst = settings.ack === 'spool'
+  const durable = spoolFirst
+    ? createSpoolFirstSink({ ...sinkOptions, insertRows: settings.batchRows, insertMs: settings.batchMs })
+    : createDurableSink(sinkOptions)
+  // Acknowledged once in the spool: the writer's batches are group commits of the spool, a write
+  // and fdatasync for whatever arrived during the one before.
   const writer = createBatchWriter<PageViewRow>({
     sink: durable.sink,
-    maxRows: settings.batchRows,
-    maxMs: settings.batchMs,
+    maxRows: spoolFirst ? groupCommitRows : settings.batchRows,
+    maxMs: spoolFirst ? settings.syncMs : settings.batchMs,
   })
   return { identifyQueue, identities, durable, writer }
 }

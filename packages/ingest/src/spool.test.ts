@@ -49,6 +49,53 @@ describe('spool', () => {
     await reopened.close()
   })
 
+  it('compacts while never drained: the waiting entries move to a new file, also across a crash', async () => {
+    const dir = newDir()
+    // Each entry's line is 21 bytes: the fifth commit passes 100 replayed bytes.
+    const spool = await openSpool<number>({ dir, maxBytes: 1 << 20, compactBytes: 100 })
+    for (let n = 0; n < 10; n++) await spool.append(`t${n}`, [n, n])
+    let entry = await spool.peek()
+    for (let n = 0; n < 5; n++) {
+      await spool.commit(entry!)
+      entry = await spool.peek()
+    }
+    const lines = readFileSync(path.join(dir, 'spool.jsonl'), 'utf8').split('\n')
+    expect(lines[0]).toBe('{"t":"t5","r":[5,5]}')
+    expect(lines).toHaveLength(6)
+    expect(entry?.token).toBe('t5')
+    expect(spool.pendingBytes).toBe(5 * 21)
+    await spool.close()
+
+    // A crash after the new file replaced the old one, before the state named it: the state's
+    // offset (the end of t4) belongs to the old file, which its inode tells.
+    const state = JSON.parse(readFileSync(path.join(dir, 'spool.offset'), 'utf8'))
+    writeFileSync(path.join(dir, 'spool.offset'), JSON.stringify({ offset: 105, ino: state.ino + 1 }))
+    const reopened = await openSpool<number>({ dir, maxBytes: 1 << 20, compactBytes: 100 })
+    const tokens: string[] = []
+    for (let next = await reopened.peek(); next; next = await reopened.peek(next.next))
+      tokens.push(next.token)
+    expect(tokens).toEqual(['t5', 't6', 't7', 't8', 't9'])
+    await reopened.close()
+  })
+
+  it('keeps a begun batch across a reopen until it is committed', async () => {
+    const dir = newDir()
+    const spool = await openSpool<number>({ dir, maxBytes: 1 << 20 })
+    await spool.append('a', [1])
+    await spool.append('b', [2])
+    await spool.append('c', [3])
+    const first = await spool.peek()
+    const second = await spool.peek(first!.next)
+    await spool.begin(second!)
+    await spool.close()
+    const reopened = await openSpool<number>({ dir, maxBytes: 1 << 20 })
+    expect(reopened.begunEnd).toBe(second!.next)
+    await reopened.commit(second!)
+    expect(reopened.begunEnd).toBeUndefined()
+    expect((await reopened.peek())?.token).toBe('c')
+    await reopened.close()
+  })
+
   it('refuses appends past its bound', async () => {
     const dir = newDir()
     const spool = await openSpool<string>({ dir, maxBytes: 100 })

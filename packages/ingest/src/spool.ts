@@ -1,10 +1,12 @@
 // The local spool: an append-only JSONL file under DATA_DIR/spool holding batches that could not
 // be written to ClickHouse. Each line is `{"t": dedupToken, "r": rows}`. A batch is acknowledged
 // only after its line is fsync'd. Replay reads lines in order from a committed offset (kept in
-// `spool.offset`); once everything is replayed the file is truncated. A line torn by a crash was
-// never acknowledged, and is cut off when the spool is opened.
+// `spool.offset`); once everything is replayed the file is truncated, and while it never empties
+// (the spool as the normal write path under steady load) the lines still waiting are copied to a
+// new file once the replayed part passes `compactBytes`. A line torn by a crash was never
+// acknowledged, and is cut off when the spool is opened.
 import { mkdirSync } from 'node:fs'
-import { type FileHandle, open, readFile, rename, writeFile } from 'node:fs/promises'
+import { type FileHandle, open, readFile, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 
 export interface SpoolEntry<Row> {
@@ -12,6 +14,8 @@ export interface SpoolEntry<Row> {
   rows: Row[]
   /** Offset just past this entry. */
   next: number
+  /** Each row as the spool holds it (`encodeRow`), when this process appended the entry. */
+  encoded?: string[]
 }
 
 /** The spool passed its size bound: callers answer 503 until it drains. */
@@ -27,6 +31,13 @@ export interface Spool<Row> {
   /** Marks a batch (and every one before it) replayed. */
   commit(entry: SpoolEntry<Row>): Promise<void>
   /**
+   * Records that the entries from the oldest one up to `last` are being written as one batch
+   * (under one dedup token), so that after a crash they are replayed as that same batch.
+   */
+  begin(last: SpoolEntry<Row>): Promise<void>
+  /** Where the batch begun and not committed by the previous process ends (an entry's `next`). */
+  readonly begunEnd: number | undefined
+  /**
    * Writes the batches not yet replayed to `dir` as a spool of their own (a backup's copy): taken
    * between two appends or commits, never half of one. Resolves to the bytes copied.
    */
@@ -38,7 +49,7 @@ export interface Spool<Row> {
   close(): Promise<void>
 }
 
-export interface SpoolOptions {
+export interface SpoolOptions<Row = unknown> {
   dir: string
   maxBytes: number
   /**
@@ -49,16 +60,35 @@ export interface SpoolOptions {
   sync?: boolean
   /** Called for a line that cannot be parsed (it is skipped). */
   onCorrupt?: (offset: number) => void
+  /** Replayed bytes past which the waiting lines are moved to a new file (default 16 MB). */
+  compactBytes?: number
+  /** Rows of appended entries kept in memory, so replaying them reads no file (default 50,000). */
+  memoryRows?: number
+  /** A row's JSON as the spool holds it (default: JSON.stringify); kept with the entry in memory. */
+  encodeRow?: (row: Row) => string
+  /** A row back from what `encodeRow` wrote (default: the parsed JSON). */
+  decodeRow?: (value: unknown) => Row
+}
+
+/** What `spool.offset` holds: the committed offset, the data file it belongs to, a begun batch. */
+interface SpoolState {
+  offset: number
+  /** The data file's inode: another inode means the file was compacted after this was written. */
+  ino?: number
+  /** The end of a batch begun and not yet committed. */
+  end?: number
 }
 
 const readChunk = 1024 * 1024
 
-async function readOffset(file: string): Promise<number> {
+async function readState(file: string): Promise<SpoolState> {
   try {
-    const value = Number((await readFile(file, 'utf8')).trim())
-    return Number.isSafeInteger(value) && value >= 0 ? value : 0
+    const text = (await readFile(file, 'utf8')).trim()
+    // A bare number: the offset alone, as written before the state had more in it.
+    const parsed = (text.startsWith('{') ? JSON.parse(text) : { offset: Number(text) }) as SpoolState
+    return Number.isSafeInteger(parsed.offset) && parsed.offset >= 0 ? parsed : { offset: 0 }
   } catch {
-    return 0
+    return { offset: 0 }
   }
 }
 
@@ -81,10 +111,16 @@ async function cutTornTail(handle: FileHandle, size: number): Promise<number> {
   return 0
 }
 
-/** Writes the committed offset: a temporary file renamed over the old one, so a crash keeps either. */
-async function writeOffset(file: string, offset: number) {
+/** Writes the state: a temporary file renamed over the old one, so a crash keeps either. */
+async function writeState(file: string, state: SpoolState, sync: boolean) {
   const temporary = `${file}.tmp`
-  await writeFile(temporary, String(offset))
+  const handle = await open(temporary, 'w')
+  try {
+    await handle.writeFile(JSON.stringify(state))
+    if (sync) await handle.datasync()
+  } finally {
+    await handle.close()
+  }
   await rename(temporary, file)
 }
 
@@ -142,89 +178,189 @@ async function readLine(handle: FileHandle, position: number, size: number) {
 }
 
 /** The entry a spool line holds (ending just before `next`), or undefined for a corrupt line. */
-function parseEntry<Row>(parts: Buffer[], next: number): SpoolEntry<Row> | undefined {
+function parseEntry<Row>(
+  parts: Buffer[],
+  next: number,
+  decodeRow: ((value: unknown) => Row) | undefined,
+): SpoolEntry<Row> | undefined {
   try {
     const parsed = JSON.parse(Buffer.concat(parts).toString('utf8')) as { t: string; r: Row[] }
-    return { token: parsed.t, rows: parsed.r, next }
+    return { token: parsed.t, rows: decodeRow ? parsed.r.map(decodeRow) : parsed.r, next }
   } catch {
     return undefined
   }
+}
+
+/** The data file and what is known of it, shared by the spool's operations. */
+interface SpoolFile<Row> {
+  handle: FileHandle
+  size: number
+  offset: number
+  begunEnd: number | undefined
+  largestEntry: number
+  /** Entries appended by this process and not yet committed, by position (a bounded number of rows). */
+  memory: Map<number, SpoolEntry<Row>>
+  memoryRows: number
+}
+
+/** Opens the data file: its torn tail cut, the committed offset and begun batch read back. */
+async function openFile<Row>(dataFile: string, stateFile: string): Promise<SpoolFile<Row>> {
+  const handle = await open(dataFile, 'a+')
+  const stat = await handle.stat()
+  const size = await cutTornTail(handle, stat.size)
+  const state = await readState(stateFile)
+  // Another file than the state names: it was compacted (its first line is the oldest waiting).
+  const moved = state.ino !== undefined && state.ino !== stat.ino
+  const offset = moved ? 0 : Math.min(state.offset, size)
+  const begunEnd = !moved && state.end !== undefined && state.end <= size ? state.end : undefined
+  return { handle, size, offset, begunEnd, largestEntry: 0, memory: new Map(), memoryRows: 0 }
+}
+
+/** Forgets the in-memory entries before the committed offset. */
+function forgetCommitted<Row>(file: SpoolFile<Row>) {
+  for (const [position, entry] of file.memory) {
+    if (entry.next > file.offset) break
+    file.memory.delete(position)
+    file.memoryRows -= entry.rows.length
+  }
+}
+
+/**
+ * Moves the waiting lines to a new file renamed over the old one; the state written next names the
+ * new file's inode, so a crash in between is recognised at the next open (offset 0 of the new file).
+ */
+async function compact<Row>(file: SpoolFile<Row>, dataFile: string) {
+  const temporary = `${dataFile}.tmp`
+  await rm(temporary, { force: true })
+  await copyRange(file.handle, file.offset, file.size, temporary)
+  await file.handle.close()
+  await rename(temporary, dataFile)
+  file.handle = await open(dataFile, 'a+')
+  const shift = file.offset
+  file.size -= shift
+  file.offset = 0
+  file.memory = new Map(
+    [...file.memory].map(([position, entry]) => [position - shift, { ...entry, next: entry.next - shift }]),
+  )
 }
 
 /**
  * Opens (or creates) the spool in `dir`.
  * @example const spool = await openSpool({ dir: 'data/spool', maxBytes: 512 * 1024 * 1024 })
  */
-export async function openSpool<Row>(options: SpoolOptions): Promise<Spool<Row>> {
+export async function openSpool<Row>(options: SpoolOptions<Row>): Promise<Spool<Row>> {
   mkdirSync(options.dir, { recursive: true })
   const dataFile = path.join(options.dir, 'spool.jsonl')
-  const offsetFile = path.join(options.dir, 'spool.offset')
-  const handle = await open(dataFile, 'a+')
-  let size = await cutTornTail(handle, (await handle.stat()).size)
-  let offset = Math.min(await readOffset(offsetFile), size)
-  let largestEntry = 0
-  // Appends, commits and truncation take turns; reads of [offset, size) need no lock.
+  const stateFile = path.join(options.dir, 'spool.offset')
+  const sync = options.sync !== false
+  const compactBytes = options.compactBytes ?? 16 * 1024 * 1024
+  const memoryRows = options.memoryRows ?? 50_000
+  const file = await openFile<Row>(dataFile, stateFile)
+  // Appends, commits, truncation and compaction take turns; reads of [offset, size) need no lock.
   const exclusive = oneAtATime()
-  const saveOffset = () => writeOffset(offsetFile, offset)
+  const saveState = async () => {
+    const { ino } = await file.handle.stat()
+    const end = file.begunEnd
+    await writeState(stateFile, { offset: file.offset, ino, ...(end === undefined ? {} : { end }) }, sync)
+  }
   const truncateIfDone = async () => {
-    if (offset < size || size === 0) return
-    await handle.truncate(0)
-    size = 0
-    offset = 0
-    await saveOffset()
+    if (file.offset < file.size || file.size === 0) return
+    await file.handle.truncate(0)
+    file.size = 0
+    file.offset = 0
+    file.memory.clear()
+    file.memoryRows = 0
+    await saveState()
   }
   await truncateIfDone()
 
   return {
     get pendingBytes() {
-      return size - offset
+      return file.size - file.offset
     },
     get full() {
-      return size + Math.max(largestEntry, 1024) > options.maxBytes
+      return file.size + Math.max(file.largestEntry, 1024) > options.maxBytes
+    },
+    get begunEnd() {
+      return file.begunEnd
     },
     append: (token, rows) =>
       exclusive(async () => {
-        const line = Buffer.from(`${JSON.stringify({ t: token, r: rows })}\n`)
-        largestEntry = Math.max(largestEntry, line.length)
-        if (size + line.length > options.maxBytes) {
-          throw new SpoolFullError(`The spool is full (${size} of ${options.maxBytes} bytes)`)
+        const encoded = options.encodeRow ? rows.map(options.encodeRow) : undefined
+        const line = Buffer.from(
+          encoded
+            ? `{"t":${JSON.stringify(token)},"r":[${encoded.join(',')}]}\n`
+            : `${JSON.stringify({ t: token, r: rows })}\n`,
+        )
+        file.largestEntry = Math.max(file.largestEntry, line.length)
+        if (file.size + line.length > options.maxBytes) {
+          throw new SpoolFullError(`The spool is full (${file.size} of ${options.maxBytes} bytes)`)
         }
-        await handle.write(line, 0, line.length, null)
-        if (options.sync !== false) await handle.datasync()
-        size += line.length
+        await file.handle.write(line, 0, line.length, null)
+        if (sync) await file.handle.datasync()
+        const position = file.size
+        file.size += line.length
+        if (file.memoryRows + rows.length <= memoryRows) {
+          const entry = { token, rows: rows as Row[], next: file.size }
+          file.memory.set(position, encoded ? { ...entry, encoded } : entry)
+          file.memoryRows += rows.length
+        }
       }),
-    async peek(from) {
-      let position = Math.max(offset, from ?? 0)
-      while (position < size) {
-        const found = await readLine(handle, position, size)
-        if (!found) return undefined
-        const entry = parseEntry<Row>(found.parts, found.end + 1)
-        if (entry) return entry
-        options.onCorrupt?.(position)
-        const corruptAt = position
-        position = found.end + 1
-        // Skipped for good only when nothing before it is still waiting for a commit.
-        await exclusive(async () => {
-          if (offset !== corruptAt) return
-          offset = position
-          await saveOffset()
-        })
-      }
-      return undefined
-    },
+    peek: (from) => peekEntry(file, from, options.onCorrupt, options.decodeRow, exclusive, saveState),
+    begin: (last) =>
+      exclusive(async () => {
+        file.begunEnd = last.next
+        await saveState()
+      }),
     commit: (entry) =>
       exclusive(async () => {
-        offset = Math.max(offset, entry.next)
-        await saveOffset()
+        file.offset = Math.max(file.offset, entry.next)
+        if (file.begunEnd !== undefined && file.offset >= file.begunEnd) file.begunEnd = undefined
+        forgetCommitted(file)
+        await saveState()
         await truncateIfDone()
+        if (file.offset >= compactBytes && file.offset < file.size) {
+          await compact(file, dataFile)
+          await saveState()
+        }
       }),
     copyTo: (dir) =>
       exclusive(async () => {
         mkdirSync(dir, { recursive: true })
         // No offset file: the copy starts at its first batch.
-        await copyRange(handle, offset, size, path.join(dir, 'spool.jsonl'))
-        return size - offset
+        await copyRange(file.handle, file.offset, file.size, path.join(dir, 'spool.jsonl'))
+        return file.size - file.offset
       }),
-    close: () => exclusive(() => handle.close()),
+    close: () => exclusive(() => file.handle.close()),
   }
+}
+
+/** The oldest entry at or after `from` (from memory when this process appended it); corrupt lines skipped. */
+async function peekEntry<Row>(
+  file: SpoolFile<Row>,
+  from: number | undefined,
+  onCorrupt: ((offset: number) => void) | undefined,
+  decodeRow: ((value: unknown) => Row) | undefined,
+  exclusive: <T>(work: () => Promise<T>) => Promise<T>,
+  saveState: () => Promise<void>,
+): Promise<SpoolEntry<Row> | undefined> {
+  let position = Math.max(file.offset, from ?? 0)
+  while (position < file.size) {
+    const kept = file.memory.get(position)
+    if (kept) return kept
+    const found = await readLine(file.handle, position, file.size)
+    if (!found) return undefined
+    const entry = parseEntry<Row>(found.parts, found.end + 1, decodeRow)
+    if (entry) return entry
+    onCorrupt?.(position)
+    const corruptAt = position
+    position = found.end + 1
+    // Skipped for good only when nothing before it is still waiting for a commit.
+    await exclusive(async () => {
+      if (file.offset !== corruptAt) return
+      file.offset = position
+      await saveState()
+    })
+  }
+  return undefined
 }

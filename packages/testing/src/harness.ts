@@ -71,6 +71,10 @@ function harnessConfig(dataDir: string, env: Record<string, string>): Config {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     WEBHOOK_ALLOW_PRIVATE: '1',
+    // Tests read what they sent right after its 202: acknowledged once in ClickHouse, it is there.
+    // The spool-first acknowledgement (a server's default) has its own tests (ingest-crash,
+    // ingest-durability) and sets INGEST_ACK itself.
+    INGEST_ACK: 'store',
     // An integration type with settings (its URLs reach nothing: tests that connect set their own).
     SECRET_KEY: 'a-test-secret-key-of-at-least-32-characters',
     SEARCH_ADS_CLIENT_ID: 'visitor-id-test',

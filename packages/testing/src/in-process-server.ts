@@ -21,7 +21,17 @@ export async function startInProcessServer(
 ): Promise<InProcessServer> {
   const data = tempDir(prefix)
   const server = await startServer(
-    loadConfig({ DATA_DIR: data.dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env }),
+    loadConfig({
+      DATA_DIR: data.dir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      // Tests read what they sent right after its 202: acknowledged once in ClickHouse, it is there.
+      // The spool-first acknowledgement (a server's default) has its own tests (ingest-crash,
+      // ingest-durability) and sets INGEST_ACK itself.
+      INGEST_ACK: 'store',
+      ...env,
+    }),
   )
   const keys = JSON.parse(readFileSync(server.bootstrapFile, 'utf8')) as BootstrapFile
   return {

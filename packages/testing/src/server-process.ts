@@ -22,7 +22,8 @@ export async function startServerProcess(
   const started = Date.now()
   const child = spawn(process.execPath, [mainScript, 'serve'], {
     cwd: repoRoot,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    // INGEST_ACK=store: see harness.ts (tests read what they sent right after its 202).
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', INGEST_ACK: 'store', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''

@@ -1,5 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
+import { Readable } from 'node:stream'
+import { finished } from 'node:stream/promises'
 import { type ClickHouseClient, createClient } from '@clickhouse/client'
 import { Session } from 'chdb'
 import { createChdbConnection } from 'chdb/connection'
@@ -46,6 +48,15 @@ export interface Store {
    * (JSONCompactEachRow: no key names, about a fifth cheaper for wide rows).
    */
   insert(table: string, rows: readonly object[], options?: InsertOptions): Promise<void>
+  /**
+   * Inserts rows already encoded as JSONCompactEachRow (one JSON array per line, values in
+   * `options.columns` order): for rows kept encoded anyway (the ingest spool), no second encoding.
+   */
+  insertEncoded(
+    table: string,
+    body: string,
+    options: InsertOptions & { columns: readonly string[] },
+  ): Promise<void>
   ping(): Promise<boolean>
   close(): Promise<void>
 }
@@ -67,8 +78,11 @@ const clickhouseSettings = {
 
 /** How one backend turns SQL and parameters into a request of @clickhouse/client. */
 interface Backend {
-  /** A client to run one call on, and what to call when the call is done. */
-  lease(): Promise<{ client: ClickHouseClient; done(): void }>
+  /**
+   * A client to run one call on, and what to call when the call is done; embedded, also the
+   * session's raw insert (a Buffer handed to the engine as it is, no string copies).
+   */
+  lease(): Promise<{ client: ClickHouseClient; done(): void; rawInsert?: RawInsert }>
   request(sql: string, params: QueryParams | undefined): { query: string; query_params?: QueryParams }
   close(): Promise<void>
 }
@@ -90,8 +104,12 @@ function serverBackend(options: StoreOptions): Backend {
   }
 }
 
+type ChdbConnection = ReturnType<typeof createChdbConnection>
+type RawInsert = ChdbConnection['chdb']['rawInsert']
+
 interface EmbeddedSession {
   client: ClickHouseClient
+  rawInsert: RawInsert
   /** Resolves once the session's settings are set (once, not per query). */
   ready: Promise<void>
   running: number
@@ -122,10 +140,14 @@ function embeddedBackend(options: StoreOptions): Backend {
     .map(([name, value]) => `${name} = ${typeof value === 'string' ? `'${value}'` : value}`)
     .join(', ')
   const sessions: EmbeddedSession[] = Array.from({ length: Math.max(1, options.sessions ?? 4) }, () => {
-    const client = createClient({
-      connection: createChdbConnection({ path: dir }) as unknown as ClientConnection,
-    })
-    return { client, ready: client.command({ query: `SET ${settings}` }).then(() => {}), running: 0 }
+    const connection = createChdbConnection({ path: dir })
+    const client = createClient({ connection: connection as unknown as ClientConnection })
+    return {
+      client,
+      rawInsert: (params) => connection.chdb.rawInsert(params),
+      ready: client.command({ query: `SET ${settings}` }).then(() => {}),
+      running: 0,
+    }
   })
   // Keep a failed SET from surfacing as an unhandled rejection before the first call awaits it.
   for (const session of sessions) session.ready.catch(() => {})
@@ -145,7 +167,7 @@ function embeddedBackend(options: StoreOptions): Backend {
       const done = () => {
         chosen.running -= 1
       }
-      return { client: chosen.client, done }
+      return { client: chosen.client, done, rawInsert: chosen.rawInsert }
     },
     request: (sql, params) => ({ query: bindQueryParams(sql, params) }),
     close: async () => {
@@ -161,11 +183,13 @@ function embeddedBackend(options: StoreOptions): Backend {
  */
 export function createStore(options: StoreOptions): Store {
   const backend = options.url ? serverBackend(options) : embeddedBackend(options)
-  const run = async <T>(work: (client: ClickHouseClient) => Promise<T>): Promise<T> => {
+  const run = async <T>(
+    work: (client: ClickHouseClient, rawInsert?: RawInsert) => Promise<T>,
+  ): Promise<T> => {
     try {
-      const { client, done } = await backend.lease()
+      const { client, done, rawInsert } = await backend.lease()
       try {
-        return await work(client)
+        return await work(client, rawInsert)
       } finally {
         done()
       }
@@ -205,6 +229,31 @@ export function createStore(options: StoreOptions): Store {
           // so a token left over from one insert would silently deduplicate the next ones away.
           clickhouse_settings: { insert_deduplication_token: insertOptions?.dedupToken ?? '' },
         })
+      })
+    },
+    insertEncoded: (table, body, insertOptions) => {
+      if (body.length === 0) return Promise.resolve()
+      return run(async (client, rawInsert) => {
+        // Always set, as in `insert`.
+        const settings = { insert_deduplication_token: insertOptions.dedupToken ?? '' }
+        if (rawInsert) {
+          const columns = [...insertOptions.columns]
+          await rawInsert({
+            table,
+            columns,
+            format: 'JSONCompactEachRow',
+            values: Buffer.from(body),
+            settings,
+          })
+          return
+        }
+        const result = await client.exec({
+          query: `INSERT INTO ${table} (${insertOptions.columns.join(', ')}) FORMAT JSONCompactEachRow`,
+          values: Readable.from([body], { objectMode: false }),
+          clickhouse_settings: settings,
+        })
+        result.stream.resume()
+        await finished(result.stream)
       })
     },
     ping: async () => {
