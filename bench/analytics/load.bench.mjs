@@ -20,7 +20,7 @@ import { settleFirstHours } from '@visitor-id/core/analytics'
 import { createStore, lockDataDir, migrate } from '@visitor-id/core/store'
 import { waitForMerges } from './dataset.mjs'
 import { timedGet } from './http.mjs'
-import { latencySummary, openLoop, startIngest } from './load.mjs'
+import { latencySummary, machineCpuMs, openLoop, processCpuMs, startIngest } from './load.mjs'
 import { prepareDataDir } from './prepare.mjs'
 import { startServer } from './server.mjs'
 
@@ -103,11 +103,20 @@ const phases = []
 /** One phase of the open loop, with pixel ingest beside it when `ingest`. */
 async function phase(server, name, { ingest = false } = {}) {
   const loadBefore = loadAverage()
+  const cpuBefore = { server: processCpuMs(server.pid), machine: machineCpuMs() }
+  const started = performance.now()
   const hits = ingest ? startIngest({ base: server.url, trackingKey, rate: ingestRate }) : undefined
   const sinceStart = (performance.now() - server.startedAt) / 1000
   const samples = await openLoop({ base: server.url, apiKey, rate, seconds, connections, plan })
   const ingested = await hits?.stop()
   const ok = samples.filter((s) => s.status === 200)
+  // Cores in use over the phase: the server's, and everything else's (this process included).
+  const wallMs = performance.now() - started
+  const serverMs = processCpuMs(server.pid) - cpuBefore.server
+  const cores = {
+    server: serverMs / wallMs,
+    others: (machineCpuMs() - cpuBefore.machine - serverMs) / wallMs,
+  }
   const result = {
     name,
     sinceStart,
@@ -118,13 +127,14 @@ async function phase(server, name, { ingest = false } = {}) {
     failed: samples.length - ok.length,
     failures: [...new Set(samples.filter((s) => s.status !== 200).map((s) => s.error ?? s.status))],
     ingested,
+    cores,
     load: `${loadBefore} -> ${loadAverage()}`,
   }
   phases.push(result)
   progress(
     `${name}: p50 ${result.all.p50.toFixed(1)} ms, p99 ${result.all.p99.toFixed(1)} ms, max ${result.all.max.toFixed(0)} ms` +
       `${result.failed ? `, ${result.failed} failed (${result.failures.join(', ')})` : ''}` +
-      `${ingested ? `; ingest ${ingested.rate.toFixed(0)} hits/s accepted of ${ingested.sent} sent, ${ingested.refused} refused, p50 ${ingested.p50?.toFixed(0)} / p99 ${ingested.p99?.toFixed(0)} ms` : ''}; load ${result.load}`,
+      `; cores: server ${cores.server.toFixed(2)}, others ${cores.others.toFixed(2)}${ingested ? `; ingest ${ingested.rate.toFixed(0)} hits/s accepted of ${ingested.sent} sent, ${ingested.refused} refused, p50 ${ingested.p50?.toFixed(0)} / p99 ${ingested.p99?.toFixed(0)} ms` : ''}; load ${result.load}`,
   )
 }
 
@@ -171,12 +181,12 @@ the last byte of its answer, so waiting for a connection counts. The server runs
 
 One at a time, same run (${rounds} rounds each): ${endpoints.map(({ kind }) => `${kind} p50 ${ms(baseline[kind]?.p50)} ms`).join(', ')}.
 
-| phase | requests | p50 ms | p90 ms | p99 ms | max ms | companies p50 / p99 | visitors p50 / p99 | totals p50 / p99 | ingest accepted | load average | target |
-|---|---:|---:|---:|---:|---:|---|---|---|---|---|---|
+| phase | requests | p50 ms | p90 ms | p99 ms | max ms | companies p50 / p99 | visitors p50 / p99 | totals p50 / p99 | ingest accepted | cores used: server / others | load average | target |
+|---|---:|---:|---:|---:|---:|---|---|---|---|---|---|---|
 ${phases
   .map(
     (p) =>
-      `| ${p.name} | ${p.all.count}${p.failed ? ` (${p.failed} failed)` : ''} | ${ms(p.all.p50)} | ${ms(p.all.p90)} | ${ms(p.all.p99)} | ${ms(p.all.max)} | ${endpoints.map(({ kind }) => `${ms(p.byKind[kind].p50)} / ${ms(p.byKind[kind].p99)}`).join(' | ')} | ${p.ingested ? `${p.ingested.rate.toFixed(0)} hits/s (p50 ${ms(p.ingested.p50)} / p99 ${ms(p.ingested.p99)} ms)${p.ingested.refused ? `, ${p.ingested.refused} refused` : ''}` : '-'} | ${p.load} | ${met(p)} |`,
+      `| ${p.name} | ${p.all.count}${p.failed ? ` (${p.failed} failed)` : ''} | ${ms(p.all.p50)} | ${ms(p.all.p90)} | ${ms(p.all.p99)} | ${ms(p.all.max)} | ${endpoints.map(({ kind }) => `${ms(p.byKind[kind].p50)} / ${ms(p.byKind[kind].p99)}`).join(' | ')} | ${p.ingested ? `${p.ingested.rate.toFixed(0)} hits/s (p50 ${ms(p.ingested.p50)} / p99 ${ms(p.ingested.p99)} ms)${p.ingested.refused ? `, ${p.ingested.refused} refused` : ''}` : '-'} | ${p.cores.server.toFixed(2)} / ${p.cores.others.toFixed(2)} | ${p.load} | ${met(p)} |`,
   )
   .join('\n')}
 `

@@ -1,6 +1,7 @@
 // The load side of the analytics load benchmark: an open loop of API requests on a fixed schedule
 // (each timed from the moment it was due, so time spent waiting for a free connection counts), and
 // pixel hits at a fixed rate beside it (bench/ingest/traffic.mjs).
+import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import { createVisitorPool, hitRequest } from '../ingest/traffic.mjs'
 
@@ -115,5 +116,29 @@ export function latencySummary(values) {
     p90: percentile(sorted, 0.9),
     p99: percentile(sorted, 0.99),
     max: sorted.at(-1),
+  }
+}
+
+/** CPU milliseconds used so far by a process (all its threads), or NaN off Linux. */
+export function processCpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
+
+/** CPU milliseconds used so far by the whole machine (every core, user and system), or NaN off Linux. */
+export function machineCpuMs() {
+  try {
+    const [, user, nice, system] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .map(Number)
+    return (user + nice + system) * 10
+  } catch {
+    return Number.NaN
   }
 }
