@@ -147,9 +147,13 @@ try {
   for (const { kind, urlPath } of endpoints) {
     await timedGet(server.url, urlPath, apiKey)
     const samples = []
+    const cpuBefore = processCpuMs(server.pid)
     for (let i = 0; i < rounds; i++) samples.push((await timedGet(server.url, urlPath, apiKey)).ms)
-    baseline[kind] = latencySummary(samples)
-    progress(`${kind}, one at a time: p50 ${baseline[kind].p50.toFixed(1)} ms`)
+    // The server's CPU per request (its passes' included, little between phases).
+    baseline[kind] = { ...latencySummary(samples), cpuMs: (processCpuMs(server.pid) - cpuBefore) / rounds }
+    progress(
+      `${kind}, one at a time: p50 ${baseline[kind].p50.toFixed(1)} ms, ${baseline[kind].cpuMs.toFixed(0)} ms of server CPU per request`,
+    )
   }
   await phase(server, 'alone')
   await phase(server, `beside ingest (${ingestRate} hits/s)`, { ingest: true })
@@ -179,7 +183,7 @@ the last byte of its answer, so waiting for a connection counts. The server runs
 - Measured ${new Date(now).toISOString().slice(0, 10)}: ${cpus.length} vCPU (${cpus[0]?.model.trim() ?? 'unknown'}), Node ${process.version}
 - Command: \`${command}\`; ${seconds} s per phase
 
-One at a time, same run (${rounds} rounds each): ${endpoints.map(({ kind }) => `${kind} p50 ${ms(baseline[kind]?.p50)} ms`).join(', ')}.
+One at a time, same run (${rounds} rounds each): ${endpoints.map(({ kind }) => `${kind} p50 ${ms(baseline[kind]?.p50)} ms (${ms(baseline[kind]?.cpuMs)} ms of server CPU)`).join(', ')}.
 
 | phase | requests | p50 ms | p90 ms | p99 ms | max ms | companies p50 / p99 | visitors p50 / p99 | totals p50 / p99 | ingest accepted | cores used: server / others | load average | target |
 |---|---:|---:|---:|---:|---:|---|---|---|---|---|---|---|
