@@ -21,16 +21,17 @@
 //
 // Progress goes to stderr; the report (Markdown, for bench/analytics/RESULTS.md) to stdout.
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { settleFirstHours } from '@visitor-id/core/analytics'
 import { createStore, lockDataDir, migrate } from '@visitor-id/core/store'
-import { benchIcpSlug, fillAnalyticsDataset, waitForMerges } from './dataset.mjs'
+import { benchIcpSlug, waitForMerges } from './dataset.mjs'
 import { isRouteNotFound, streamCsv, timedGet } from './http.mjs'
+import { prepareDataDir } from './prepare.mjs'
 import { rawQueries, rawSql } from './raw-queries.mjs'
-import { bootstrapDataDir, startServer } from './server.mjs'
+import { startServer } from './server.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -56,50 +57,18 @@ const loadAverage = () =>
 const loadAtStart = loadAverage()
 
 // --- The data directory: prepared (--data with a dataset in it), or filled now --------------------
-const dataDir = values.data
-  ? path.resolve(values.data)
-  : mkdtempSync(path.join(os.tmpdir(), 'vid-bench-analytics-'))
-const removeAtEnd = !values.data && !values.keep
-mkdirSync(dataDir, { recursive: true })
-// Also when a step fails; every server child is stopped before (their `finally`).
-process.on('exit', () => {
-  if (removeAtEnd) rmSync(dataDir, { recursive: true, force: true })
-})
-// Written once the fill has finished: a directory with it is reused as it is.
-const datasetFile = path.join(dataDir, 'analytics-dataset.json')
-let dataset
-const reused = existsSync(datasetFile)
-if (reused) {
-  dataset = JSON.parse(readFileSync(datasetFile, 'utf8'))
-  progress(
-    `reusing the dataset of ${dataDir} (filled ${dataset.endedAt}, ${dataset.counts.pageViews} page views)`,
-  )
-  if (dataset.requested?.pageViews !== pageViews) {
-    progress(`--page-views ${pageViews} ignored: the dataset was filled with ${dataset.requested?.pageViews}`)
-  }
-} else {
-  if (existsSync(path.join(dataDir, 'bootstrap.json'))) {
-    throw new Error(`${dataDir} has a store but no finished dataset (${datasetFile}); use an empty directory`)
-  }
-  progress(`bootstrapping ${dataDir}`)
-  const bootstrap = await bootstrapDataDir(dataDir)
-  const started = performance.now()
-  const requested = {
+const { dataDir, dataset, reused, removeAtEnd, bootstrap } = await prepareDataDir({
+  data: values.data,
+  keep: values.keep,
+  requested: {
     pageViews,
     visitors: Number(values.visitors ?? Math.round(pageViews / 10)),
     companies: Number(values.companies),
     days: Number(values.days),
-  }
-  dataset = await fillAnalyticsDataset(dataDir, {
-    organizationId: bootstrap.organizationId,
-    ...requested,
-    log: progress,
-  })
-  dataset.requested = requested
-  dataset.fillSeconds = (performance.now() - started) / 1000
-  writeFileSync(datasetFile, `${JSON.stringify(dataset, null, 2)}\n`)
-}
-const { organizationId, apiKey } = JSON.parse(readFileSync(path.join(dataDir, 'bootstrap.json'), 'utf8'))
+  },
+  log: progress,
+})
+const { organizationId, apiKey } = bootstrap
 
 // --- Ranges: the last 30 days, 2 days and 90 days, ending now --------------------------------------
 const now = Date.now()

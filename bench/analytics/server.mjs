@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 
 const root = path.resolve(import.meta.dirname, '..', '..')
-const mainScript = path.join(root, 'packages/server/dist/main.js')
+// The `visitor-id` command as installed (it sizes libuv's thread pool, then loads dist/main.js).
+const mainScript = path.join(root, 'packages/server/bin/visitor-id.cjs')
 
 /**
  * Starts `visitor-id serve [args]` on `dataDir` and resolves once it listens.

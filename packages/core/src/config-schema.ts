@@ -71,6 +71,7 @@ export const configSchema = z.object({
     message: 'must be a cluster name (letters, digits, _ . -)',
   }),
   CLICKHOUSE_SESSIONS: z.coerce.number().int().min(1).max(16).default(4),
+  CLICKHOUSE_BACKGROUND_SESSIONS: z.coerce.number().int().min(1).max(16).default(2),
   ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   ICP_RESCORE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   ANALYTICS_SETTLE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(1_000),

@@ -28,6 +28,8 @@ export interface Config {
     cluster: string | undefined
     /** Embedded engine: sessions of the data directory that run queries side by side. */
     sessions: number
+    /** Embedded engine: sessions of background work (store.background), apart from `sessions`. */
+    backgroundSessions: number
   }
   /** How long a process serves its in-memory copy of an entity without asking the store. */
   entityCacheTtlMs: number
@@ -281,6 +283,7 @@ const clickhouseSection = (c: ParsedEnv): Config['clickhouse'] => ({
   database: c.CLICKHOUSE_DATABASE,
   cluster: c.CLICKHOUSE_CLUSTER,
   sessions: c.CLICKHOUSE_SESSIONS,
+  backgroundSessions: c.CLICKHOUSE_BACKGROUND_SESSIONS,
 })
 
 const webhooksSection = (c: ParsedEnv): Config['webhooks'] => ({

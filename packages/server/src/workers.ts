@@ -36,7 +36,7 @@ import {
   startPhoneSearchSweep,
 } from '@visitor-id/core/phone-search'
 import type { Repositories } from '@visitor-id/core/repositories'
-import type { Store } from '@visitor-id/core/store'
+import { backgroundStore, type Store } from '@visitor-id/core/store'
 import { enqueueStoredEvent, startWebhookDispatcher } from '@visitor-id/core/webhooks'
 import type { FastifyBaseLogger } from 'fastify'
 import { createMailer, type ProcessServices, publicUrlOf } from './adapters.js'
@@ -128,7 +128,10 @@ function startPeriodicPasses(parts: WorkerParts, started: StopList): void {
  * Starts every job handler and periodic pass of the worker role.
  * @example startWorkers({ config, store, repos, coordination, services, log: app.log }, started)
  */
-export function startWorkers(parts: WorkerParts, started: StopList): void {
+export function startWorkers(processParts: WorkerParts, started: StopList): void {
+  // Every pass and job here is background work: its queries run on the store's background sessions
+  // at a lower engine priority, so requests served by the same process never wait behind them.
+  const parts = { ...processParts, store: backgroundStore(processParts.store) }
   const { config, store, repos, coordination, services, log } = parts
   const deps = { store, repos, coordination, log }
   startReadModelPasses(parts, started)

@@ -306,6 +306,29 @@ describe('settling first_hours', () => {
     expect(await flagged()).toEqual({ visitors: [], kinds: [], icpCounted: 0 })
   })
 
+  it('a pass settles what changed since the last one: of its overlap, only the changes no pass has seen', async () => {
+    const organizationId = newId()
+    const ids = { visitors: [newId(), newId()], sessions: Array.from({ length: 6 }, () => newId()) }
+    const hit = (visitor: number, hours: number) =>
+      pageView(organizationId, ids, { visitor, session: 0, company: 1, minute: hours * 60, pageview: true })
+    // Passes that take every change as complete at once (no grace), the first one's `until` ahead
+    // of the next insert's stamp: for it, that insert is one that finished after its stamp.
+    const ahead = Date.now() + 10_000
+    const pass = (at: number) => settleFirstHours(store, { now: ahead + at, commitGraceMs: 0 })
+    await pass(0)
+    await store.insert('page_views', [hit(0, 1), hit(0, 2)])
+    // In the overlap (before the last pass's until) and seen by no pass: settled.
+    expect((await pass(1000)).visitors).toBe(1)
+    await store.insert('page_views', [hit(1, 5)])
+    // Visitor 1's change only: visitor 0's, in the overlap too, was settled by the pass before.
+    expect((await pass(2000)).visitors).toBe(1)
+    expect((await pass(3000)).visitors).toBe(0)
+    const from = start
+    const to = start + 6 * hourMs
+    expect(await counted(organizationId, from, to)).toEqual(await raw(organizationId, from, to))
+    expect(await counted(organizationId, from, to)).toMatchObject({ visitors: 2, sessions: 2, page_views: 3 })
+  })
+
   it('a second pass inserts nothing; an old watermark settles every visitor again, changing nothing', async () => {
     const organizationId = newId()
     const ids = { visitors: [newId(), newId()], sessions: Array.from({ length: 6 }, () => newId()) }

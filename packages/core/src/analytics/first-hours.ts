@@ -25,6 +25,11 @@ import { storedTime } from '../store/time.js'
 
 /** `visitor_changes` rows are stamped when written, but an insert may finish a little after its stamp. */
 const overlapMs = 30_000
+/**
+ * How old a change must be for every row of its insert to be visible: its rows reach the tables'
+ * parts one view after another, so a change may be read before the hours it stands for.
+ */
+const commitGraceMs = 5_000
 /** `visitor_changes` keeps a day: a watermark older than this settles every visitor again. */
 const changesKeptMs = 23 * 3600 * 1000
 /** A pass handles about this many visitors per statement (memory stays bounded). */
@@ -146,30 +151,56 @@ function settleStatement(visitors: (column: string) => string): string {
   ARRAY JOIN range(toUInt64(abs(weight))) AS copy`
 }
 
-/** The visitors of `visitor_changes` and `audience_changes` from `after` to `until`. */
-const changedVisitors = ['visitor_changes', 'audience_changes']
+/** The rows of `visitor_changes` and `audience_changes` from `after` to `until`. */
+const changes = ['visitor_changes', 'audience_changes']
   .map(
-    (table) => `SELECT organization_id, visitor_id FROM ${table}
+    (table) => `SELECT organization_id, visitor_id, changed_at FROM ${table}
     WHERE changed_at > {after:DateTime64(3, 'UTC')} AND changed_at <= {until:DateTime64(3, 'UTC')}`,
   )
   .join(' UNION ALL ')
+
+/**
+ * Records as seen the changes up to `settled` (old enough for every row of their insert to be
+ * visible) that no pass has seen yet, with this pass's `until`.
+ */
+const recordSeen = `
+  INSERT INTO first_hours_seen (organization_id, visitor_id, changed_at, pass)
+  SELECT organization_id, visitor_id, changed_at, {until:DateTime64(3, 'UTC')}
+  FROM (${changes})
+  WHERE changed_at <= {settled:DateTime64(3, 'UTC')}
+    AND (organization_id, visitor_id, changed_at) NOT IN (
+      SELECT organization_id, visitor_id, changed_at FROM first_hours_seen
+      WHERE changed_at > {after:DateTime64(3, 'UTC')})`
+
+/**
+ * The visitors a pass settles: the changes it (or a pass that never finished) recorded as seen,
+ * and those too recent to be recorded yet (settled again by the next passes until they are).
+ */
+const unsettledVisitors = `
+    SELECT organization_id, visitor_id FROM first_hours_seen
+    WHERE changed_at > {after:DateTime64(3, 'UTC')} AND pass > {lastUntil:DateTime64(3, 'UTC')}
+    UNION ALL
+    SELECT organization_id, visitor_id FROM (${changes}) WHERE changed_at > {settled:DateTime64(3, 'UTC')}`
 
 export interface SettleResult {
   /** Every visitor was settled (no watermark, or one older than the changes kept). */
   full: boolean
   /** The time of the newest changes read. */
   until: string
+  /** About how many visitors it settled (every visitor of the store for a full pass). */
+  visitors: number
 }
 
 /**
- * One pass: the rows of every visitor with page views written since the last pass (less an
- * overlap) made exact, or of every visitor when the last pass is too old or there was none. Run it
- * under the `analytics:first-hours` lock (`startFirstHoursSettling`, `settleFirstHoursNow`);
- * tests with no worker call it directly.
+ * One pass: the rows of every visitor changed since the last pass made exact, or of every visitor
+ * when the last pass is too old or there was none. The changes since the last pass less an overlap
+ * are read, and those an earlier pass settled are left out: a pass settles what changed since the
+ * last one, not the whole overlap again. Run it under the `analytics:first-hours` lock
+ * (`startFirstHoursSettling`, `settleFirstHoursNow`); tests with no worker call it directly.
  */
 export async function settleFirstHours(
   store: Store,
-  options: { now?: number; overlapMs?: number } = {},
+  options: { now?: number; overlapMs?: number; commitGraceMs?: number } = {},
 ): Promise<SettleResult> {
   const now = options.now ?? Date.now()
   const until = new Date(now).toISOString()
@@ -178,25 +209,33 @@ export async function settleFirstHours(
   )
   const lastUntil = Number(last?.passes) > 0 ? Date.parse(storedTime(String(last?.until))) : 0
   const full = !(lastUntil > now - changesKeptMs)
-  const after = new Date(lastUntil - (options.overlapMs ?? overlapMs)).toISOString()
-  // Every visitor, or those with new page views, a new identification or a new audience.
+  const params = {
+    until,
+    after: new Date(lastUntil - (options.overlapMs ?? overlapMs)).toISOString(),
+    lastUntil: new Date(lastUntil).toISOString(),
+    settled: new Date(now - (options.commitGraceMs ?? commitGraceMs)).toISOString(),
+  }
+  // A full pass records the changes too: it settles every visitor as they are now, so the next
+  // pass goes on from its changes rather than settling its overlap once more.
+  await store.command(recordSeen, params)
   const changed = full
     ? { condition: () => 'true', from: 'visitor_hours' }
     : {
-        condition: (id: string) => `(organization_id, ${id}) IN (${changedVisitors})`,
-        from: `(${changedVisitors})`,
+        condition: (id: string) => `(organization_id, ${id}) IN (${unsettledVisitors})`,
+        from: `(${unsettledVisitors})`,
       }
-  const [count] = await store.query<{ n: number }>(`SELECT uniq(visitor_id) AS n FROM ${changed.from}`, {
-    after,
-    until,
-  })
-  const slices = Math.max(1, Math.ceil(Number(count?.n ?? 0) / visitorsPerSlice))
+  const [count] = await store.query<{ n: number }>(
+    `SELECT uniq(visitor_id) AS n FROM ${changed.from}`,
+    params,
+  )
+  const visitors = Number(count?.n ?? 0)
+  const slices = Math.max(1, Math.ceil(visitors / visitorsPerSlice))
   for (let slice = 0; slice < slices; slice++) {
     await store.command(
       settleStatement(
         (id) => `${changed.condition(id)} AND cityHash64(${id}) % {slices:UInt64} = {slice:UInt64}`,
       ),
-      { after, until, slices, slice },
+      { ...params, slices, slice },
     )
   }
   // A full settle leaves a part per slice in each month, which the engine's merge selector leaves
@@ -209,7 +248,7 @@ export async function settleFirstHours(
     }
   }
   await store.insert('first_hours_passes', [{ until, finished_at: new Date().toISOString() }])
-  return { full, until }
+  return { full, until, visitors }
 }
 
 const lockName = 'analytics:first-hours'

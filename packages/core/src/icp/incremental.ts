@@ -7,6 +7,7 @@ import type { Coordination } from '../coordination/ports.js'
 import { appendNewEvents, eventIdOf } from '../events/events.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
+import { storedTime } from '../store/time.js'
 import { organizationIcpConfigs } from './configs.js'
 import type { IcpConfigRow } from './rows.js'
 import { activeOrganizationConfigIds, scoreConfig } from './scoring.js'
@@ -84,14 +85,16 @@ const scoringOrder = (configs: readonly IcpConfigRow[]) =>
     .filter((c) => c.is_active)
     .sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'organization' ? -1 : 1))
 
-const watermarkKey = 'icp:incremental:watermark'
 /** Rows are stamped when written, but an insert may finish a little after its stamp: read back this far. */
 const overlapMs = 30_000
+/** Without a pass on record, the changes of the last day (what `visitor_changes` keeps). */
+const firstWindowMs = 24 * 3600 * 1000
 
 /**
  * One pass: every visitor changed since the last pass, scored by every active config of its
  * organization. Returns how many organizations it scored. Scoring twice is harmless (the latest
- * row wins), so passes overlap a little rather than miss a slow insert.
+ * row wins), so passes overlap a little rather than miss a slow insert. How far the last pass got
+ * is kept in the store (`icp_rescore_passes`), so a start goes on from there.
  */
 export async function rescoreChangedVisitors(
   deps: IncrementalDeps,
@@ -99,9 +102,12 @@ export async function rescoreChangedVisitors(
 ): Promise<number> {
   const now = options.now ?? Date.now()
   const until = new Date(now).toISOString()
-  const last = await deps.coordination.kv.get(watermarkKey)
+  const [last] = await deps.store.query<{ until: string; passes: number }>(
+    'SELECT max(until) AS until, count() AS passes FROM icp_rescore_passes',
+  )
+  const lastUntil = Number(last?.passes) > 0 ? Date.parse(storedTime(String(last?.until))) : 0
   const after = new Date(
-    (last ? Date.parse(last) : now - 24 * 3600 * 1000) - (options.overlapMs ?? overlapMs),
+    Math.max(lastUntil, now - firstWindowMs) - (options.overlapMs ?? overlapMs),
   ).toISOString()
   const organizations = await deps.store.query<{ organization_id: string }>(
     `SELECT DISTINCT organization_id FROM visitor_changes
@@ -116,7 +122,7 @@ export async function rescoreChangedVisitors(
     for (const config of active) await scoreChanged(deps, config, configs, { after, until }, emitMatches)
     if (active.length > 0) scored++
   }
-  await deps.coordination.kv.set(watermarkKey, until, 7 * 24 * 3600 * 1000)
+  await deps.store.insert('icp_rescore_passes', [{ until, finished_at: new Date().toISOString() }])
   return scored
 }
 

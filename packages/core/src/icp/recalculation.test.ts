@@ -6,7 +6,7 @@ import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryCoordination } from '../coordination/index.js'
 import type { Coordination } from '../coordination/ports.js'
-import { newId } from '../ids.js'
+import { newId, nextVersion } from '../ids.js'
 import { createRepositories, type Repositories } from '../repositories.js'
 import { createStore, type QueryParams, type Store } from '../store/client.js'
 import { migrate } from '../store/migrate.js'
@@ -287,6 +287,40 @@ describe('incremental re-scoring', () => {
     expect((await scoreOf(config, untouched))?.matched).toBe(1) // not re-scored
     await runRecalculation(deps(), { organizationId: org, configId: config.id })
     expect((await scoreOf(config, untouched))?.matched).toBe(0) // the full run corrects it
+  })
+
+  it('goes on from the last pass after a start: the watermark is in the store', async () => {
+    const org = newId()
+    const visitor = newId()
+    await pageViews(org, visitor, 'FR')
+    const config = await createIcpConfig(repos, coordination.locks, org, 'partner', {
+      name: 'Restarted',
+      rules: germanRules,
+    })
+    await runRecalculation(deps(), { organizationId: org, configId: config.id })
+    await rescoreChangedVisitors(deps(), { overlapMs: 0 })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    // A stale row a pass over the visitor would correct.
+    await store.insert('icp_scores', [
+      {
+        organization_id: org,
+        config_id: config.id,
+        visitor_id: visitor,
+        matched: 1,
+        persona: 0,
+        score: 100,
+        computed_at: new Date().toISOString(),
+        version: nextVersion(),
+      },
+    ])
+    // A new process: nothing in its coordination, the last pass on record in the store.
+    const restarted = createMemoryCoordination()
+    try {
+      await rescoreChangedVisitors({ store, repos, coordination: restarted, log: silent }, { overlapMs: 0 })
+    } finally {
+      await restarted.close()
+    }
+    expect((await scoreOf(config, visitor))?.matched).toBe(1) // not read again
   })
 
   it('a worker pass scores within its interval, without a recalculation', async () => {

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { finished } from 'node:stream/promises'
-import { type ClickHouseClient, createClient } from '@clickhouse/client'
+import { type ClickHouseClient, type ClickHouseSettings, createClient } from '@clickhouse/client'
 import { Session } from 'chdb'
 import { createChdbConnection } from 'chdb/connection'
 import { bindQueryParams } from './bind-params.js'
@@ -25,6 +26,8 @@ export interface StoreOptions {
   dataDir: string
   /** Embedded engine only: how many sessions of the data directory run queries side by side (default 4). */
   sessions?: number | undefined
+  /** Embedded engine only: the sessions of `store.background` (default 2), apart from `sessions`. */
+  backgroundSessions?: number | undefined
 }
 
 /**
@@ -59,6 +62,18 @@ export interface Store {
   ): Promise<void>
   ping(): Promise<boolean>
   close(): Promise<void>
+  /**
+   * The same store for background work (settling passes, scoring, sweeps): its calls run at a lower
+   * engine priority (`priority`, paused while a request's query runs) on fewer threads and, embedded,
+   * on sessions of their own, so a request never waits behind a pass. Unset on stand-ins made in
+   * tests; `backgroundStore(store)` falls back to the store itself.
+   */
+  readonly background?: Store
+}
+
+/** `store.background` where there is one, else the store itself. */
+export function backgroundStore(store: Store): Store {
+  return store.background ?? store
 }
 
 export interface InsertOptions {
@@ -76,30 +91,56 @@ const clickhouseSettings = {
   date_time_input_format: 'best_effort',
 } as const
 
+/**
+ * Engine priorities: requests run at 1, the highest, and background work at 10, which the engine
+ * pauses while a query of a higher priority runs (0, the engine's default, would neither pause nor
+ * be paused). Background work also takes fewer threads, so a pass leaves cores to the requests.
+ */
+const foregroundSettings = { priority: 1 } as const
+export const backgroundSettings = {
+  priority: 10,
+  max_threads: Math.max(1, Math.floor(availableParallelism() / 4)),
+} as const
+
+/** Numeric settings as the client's types have them (64-bit integers travel as strings). */
+const serverSettings = (settings: Record<string, number>): ClickHouseSettings =>
+  Object.fromEntries(Object.entries(settings).map(([name, value]) => [name, String(value)]))
+
+/** Which calls a lease is for: requests, or background work (`store.background`). */
+type Lane = 'foreground' | 'background'
+
 /** How one backend turns SQL and parameters into a request of @clickhouse/client. */
 interface Backend {
   /**
-   * A client to run one call on, and what to call when the call is done; embedded, also the
-   * session's raw insert (a Buffer handed to the engine as it is, no string copies).
+   * A client to run one call of `lane` on, and what to call when the call is done; embedded, also
+   * the session's raw insert (a Buffer handed to the engine as it is, no string copies).
    */
-  lease(): Promise<{ client: ClickHouseClient; done(): void; rawInsert?: RawInsert }>
-  request(sql: string, params: QueryParams | undefined): { query: string; query_params?: QueryParams }
+  lease(lane: Lane): Promise<{ client: ClickHouseClient; done(): void; rawInsert?: RawInsert }>
+  request(
+    sql: string,
+    params: QueryParams | undefined,
+    lane: Lane,
+  ): { query: string; query_params?: QueryParams; clickhouse_settings?: ClickHouseSettings }
   close(): Promise<void>
 }
 
-/** A ClickHouse server: parameters travel separately and the server binds them. */
+/** A ClickHouse server: parameters travel separately and the server binds them; the lane's settings go with each call. */
 function serverBackend(options: StoreOptions): Backend {
   const client = createClient({
     url: options.url,
     username: options.user ?? 'default',
     password: options.password ?? '',
     database: options.database,
-    clickhouse_settings: clickhouseSettings,
+    clickhouse_settings: { ...clickhouseSettings, ...serverSettings(foregroundSettings) },
     request_timeout: 30_000,
   })
   return {
     lease: async () => ({ client, done: () => {} }),
-    request: (sql, params) => ({ query: sql, query_params: params ?? {} }),
+    request: (sql, params, lane) => ({
+      query: sql,
+      query_params: params ?? {},
+      ...(lane === 'background' ? { clickhouse_settings: serverSettings(backgroundSettings) } : {}),
+    }),
     close: () => client.close(),
   }
 }
@@ -122,30 +163,21 @@ interface EmbeddedSession {
  */
 const embeddedEngineArgs = ['--backups.allowed_path=/']
 
-/**
- * The embedded engine: several sessions of one data directory, each call on the least busy one.
- * Values are bound as typed literals (bind-params.ts): the engine's own binder serializes every
- * parameterized query of the process, while queries without parameters run side by side.
- * Settings are set once per session; sent with every query they would cost a statement each.
- */
-function embeddedBackend(options: StoreOptions): Backend {
-  const dir = path.join(options.dataDir, 'clickhouse')
-  mkdirSync(dir, { recursive: true })
-  // The first connection of a data directory starts its engine with its arguments; the sessions
-  // below share that engine. Kept open until they are closed, so the engine keeps them.
-  const engine = new Session(dir, { connectionArgs: embeddedEngineArgs })
-  // chdb re-declares @clickhouse/client-common's Connection type; the shapes are the same.
-  type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connection']
-  const settings = Object.entries({ ...clickhouseSettings, log_queries: 0 })
+// chdb re-declares @clickhouse/client-common's Connection type; the shapes are the same.
+type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connection']
+
+/** `count` sessions of the engine under `dir`, each with `settings` set once; a call goes to the least busy. */
+function sessionPool(dir: string, count: number, settings: Record<string, string | number>) {
+  const set = Object.entries(settings)
     .map(([name, value]) => `${name} = ${typeof value === 'string' ? `'${value}'` : value}`)
     .join(', ')
-  const sessions: EmbeddedSession[] = Array.from({ length: Math.max(1, options.sessions ?? 4) }, () => {
+  const sessions: EmbeddedSession[] = Array.from({ length: Math.max(1, count) }, () => {
     const connection = createChdbConnection({ path: dir })
     const client = createClient({ connection: connection as unknown as ClientConnection })
     return {
       client,
       rawInsert: (params) => connection.chdb.rawInsert(params),
-      ready: client.command({ query: `SET ${settings}` }).then(() => {}),
+      ready: client.command({ query: `SET ${set}` }).then(() => {}),
       running: 0,
     }
   })
@@ -169,25 +201,51 @@ function embeddedBackend(options: StoreOptions): Backend {
       }
       return { client: chosen.client, done, rawInsert: chosen.rawInsert }
     },
+    close: () => Promise.all(sessions.map((session) => session.client.close())),
+  }
+}
+
+/**
+ * The embedded engine: sessions of one data directory, each call on the least busy one of its lane
+ * (requests on `sessions`, background work on `backgroundSessions` of its own: a long pass never
+ * holds a session a request would queue on). Values are bound as typed literals (bind-params.ts):
+ * the engine's own binder serializes every parameterized query of the process, while queries
+ * without parameters run side by side. Settings are set once per session; sent with every query
+ * they would cost a statement each.
+ */
+function embeddedBackend(options: StoreOptions): Backend {
+  const dir = path.join(options.dataDir, 'clickhouse')
+  mkdirSync(dir, { recursive: true })
+  // The first connection of a data directory starts its engine with its arguments; the sessions
+  // below share that engine. Kept open until they are closed, so the engine keeps them.
+  const engine = new Session(dir, { connectionArgs: embeddedEngineArgs })
+  const common = { ...clickhouseSettings, log_queries: 0 }
+  const pools = {
+    foreground: sessionPool(dir, options.sessions ?? 4, { ...common, ...foregroundSettings }),
+    background: sessionPool(dir, options.backgroundSessions ?? 2, { ...common, ...backgroundSettings }),
+  }
+  return {
+    lease: (lane) => pools[lane].lease(),
     request: (sql, params) => ({ query: bindQueryParams(sql, params) }),
     close: async () => {
-      await Promise.all(sessions.map((session) => session.client.close()))
+      await Promise.all([pools.foreground.close(), pools.background.close()])
       engine.close()
     },
   }
 }
 
-/**
- * Opens the store: the embedded engine under `dataDir` when `url` is unset, else a server.
- * @example const store = createStore({ database: 'default', dataDir: './data' })
- */
-export function createStore(options: StoreOptions): Store {
-  const backend = options.url ? serverBackend(options) : embeddedBackend(options)
+/** The calls of one lane of `backend`, as a Store; `background` is the background lane's. */
+function laneStore(
+  backend: Backend,
+  options: StoreOptions,
+  lane: Lane,
+  background: () => Store | undefined,
+): Store {
   const run = async <T>(
     work: (client: ClickHouseClient, rawInsert?: RawInsert) => Promise<T>,
   ): Promise<T> => {
     try {
-      const { client, done, rawInsert } = await backend.lease()
+      const { client, done, rawInsert } = await backend.lease(lane)
       try {
         return await work(client, rawInsert)
       } finally {
@@ -197,23 +255,27 @@ export function createStore(options: StoreOptions): Store {
       throw classifyStoreError(error)
     }
   }
+  const request = (sql: string, params?: QueryParams) => backend.request(sql, params, lane)
   return {
     kind: options.url ? 'server' : 'embedded',
     database: options.database,
     cluster: options.cluster,
+    get background() {
+      return background()
+    },
     query: <T>(sql: string, params?: QueryParams) =>
       run(async (client) => {
-        const result = await client.query({ ...backend.request(sql, params), format: 'JSONEachRow' })
+        const result = await client.query({ ...request(sql, params), format: 'JSONEachRow' })
         return (await result.json()) as T[]
       }),
     text: (sql, params) =>
       run(async (client) => {
-        const result = await client.query({ ...backend.request(sql, params), format: 'TabSeparatedRaw' })
+        const result = await client.query({ ...request(sql, params), format: 'TabSeparatedRaw' })
         return result.text()
       }),
     command: (sql, params) =>
       run(async (client) => {
-        await client.command(backend.request(sql, params))
+        await client.command(request(sql, params))
       }),
     insert: (table, rows, insertOptions) => {
       if (rows.length === 0) return Promise.resolve()
@@ -227,7 +289,10 @@ export function createStore(options: StoreOptions): Store {
             : { format: 'JSONEachRow' }),
           // Always set, '' meaning none: the embedded engine keeps a SET for the rest of its session,
           // so a token left over from one insert would silently deduplicate the next ones away.
-          clickhouse_settings: { insert_deduplication_token: insertOptions?.dedupToken ?? '' },
+          clickhouse_settings: {
+            ...request('', undefined).clickhouse_settings,
+            insert_deduplication_token: insertOptions?.dedupToken ?? '',
+          },
         })
       })
     },
@@ -250,7 +315,7 @@ export function createStore(options: StoreOptions): Store {
         const result = await client.exec({
           query: `INSERT INTO ${table} (${insertOptions.columns.join(', ')}) FORMAT JSONCompactEachRow`,
           values: Readable.from([body], { objectMode: false }),
-          clickhouse_settings: settings,
+          clickhouse_settings: { ...request('', undefined).clickhouse_settings, ...settings },
         })
         result.stream.resume()
         await finished(result.stream)
@@ -265,4 +330,15 @@ export function createStore(options: StoreOptions): Store {
     },
     close: () => backend.close(),
   }
+}
+
+/**
+ * Opens the store: the embedded engine under `dataDir` when `url` is unset, else a server.
+ * `store.background` is the same store for background work (see `Store.background`).
+ * @example const store = createStore({ database: 'default', dataDir: './data' })
+ */
+export function createStore(options: StoreOptions): Store {
+  const backend = options.url ? serverBackend(options) : embeddedBackend(options)
+  const background: Store = laneStore(backend, options, 'background', () => background)
+  return laneStore(backend, options, 'foreground', () => background)
 }

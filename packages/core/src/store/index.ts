@@ -10,6 +10,7 @@ export {
 } from './backup.js'
 export type { InsertOptions } from './client.js'
 export {
+  backgroundStore,
   classifyStoreError,
   createStore,
   type QueryParams,
