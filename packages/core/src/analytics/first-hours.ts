@@ -21,6 +21,7 @@ import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.j
 import type { Locks } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
 import { renderStatement } from '../store/render-ddl.js'
+import { runInSlices, type SlicedOptions, sliceCondition, sliceParams } from '../store/slices.js'
 import { storedTime } from '../store/time.js'
 
 /** `visitor_changes` rows are stamped when written, but an insert may finish a little after its stamp. */
@@ -169,7 +170,7 @@ export interface SettleResult {
  */
 export async function settleFirstHours(
   store: Store,
-  options: { now?: number; overlapMs?: number } = {},
+  options: { now?: number; overlapMs?: number; onSplit?: SlicedOptions['onSplit'] } = {},
 ): Promise<SettleResult> {
   const now = options.now ?? Date.now()
   const until = new Date(now).toISOString()
@@ -190,15 +191,17 @@ export async function settleFirstHours(
     after,
     until,
   })
-  const slices = Math.max(1, Math.ceil(Number(count?.n ?? 0) / visitorsPerSlice))
-  for (let slice = 0; slice < slices; slice++) {
-    await store.command(
-      settleStatement(
-        (id) => `${changed.condition(id)} AND cityHash64(${id}) % {slices:UInt64} = {slice:UInt64}`,
-      ),
-      { after, until, slices, slice },
-    )
-  }
+  // A slice refused for memory runs again as two halves (store/slices.ts): its statement inserts
+  // the difference with what is stored, so whatever a refused statement wrote is taken into account.
+  await runInSlices(
+    (slice) =>
+      store.command(settleStatement((id) => `${changed.condition(id)} AND ${sliceCondition(id)}`), {
+        after,
+        until,
+        ...sliceParams(slice),
+      }),
+    { slices: Math.max(1, Math.ceil(Number(count?.n ?? 0) / visitorsPerSlice)), onSplit: options.onSplit },
+  )
   // A full settle leaves a part per slice in each month, which the engine's merge selector leaves
   // as they are; the statistics read the rows and their counts, and read them faster merged, so
   // they are merged now, once (bench/analytics/RESULTS.md, "Why the code is as it is").
@@ -246,7 +249,13 @@ export function startFirstHoursSettling(
     lockTtlMs,
     intervalMs,
     pass: async () => {
-      await settleFirstHours(deps.store)
+      await settleFirstHours(deps.store, {
+        onSplit: (slice, error) =>
+          deps.log.warn(
+            { slice: `${slice.index}/${slice.count}`, reason: error.message },
+            'analytics: a slice of the first hours was refused for memory; settling it in halves',
+          ),
+      })
     },
     onError: (error) =>
       deps.log.warn(

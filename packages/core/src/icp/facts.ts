@@ -6,6 +6,7 @@
 // organization-level configs' results, for partner rules that build on them; a visitor no active
 // organization-level config matched has icp_match false and icp_score 0).
 import type { SqlColumns } from '@visitor-id/icp-engine'
+import { sliceCondition } from '../store/slices.js'
 
 /** The facts of one organization's visitors (those `visitorFilter` keeps), merged from their partial rows. */
 const mergedFacts = (visitorFilter: string) => `
@@ -46,6 +47,8 @@ export interface FactsQueryOptions {
   changedOnly?: boolean
   /** Join the organization-level results (param `organizationConfigIds`). */
   withOrganizationResults?: boolean
+  /** One slice of the visitors (params `sliceCount`, `sliceIndex`; store/slices.ts). */
+  sliced?: boolean
 }
 
 /**
@@ -77,7 +80,9 @@ SELECT f.visitor_id AS visitor_id,
   ${options.withOrganizationResults ? 'toBool(ifNull(o.icp_match, 0))' : 'NULL'} AS icp_match,
   ${options.withOrganizationResults ? 'toBool(ifNull(o.persona_match, 0))' : 'NULL'} AS persona_match,
   ${options.withOrganizationResults ? 'ifNull(o.icp_score, 0)' : 'NULL'} AS icp_score
-FROM (${mergedFacts(options.changedOnly ? changedVisitors : '')}) AS f
+FROM (${mergedFacts(
+    `${options.changedOnly ? changedVisitors : ''}${options.sliced ? ` AND ${sliceCondition('visitor_id')}` : ''}`,
+  )}) AS f
 LEFT ANY JOIN (
   SELECT id, industry, domain, employee_size_range, size, city, region, postal_code, country, revenue_range
   FROM companies FINAL

@@ -24,7 +24,7 @@ export interface IncrementalDeps {
  * `icp.matched` event (flows trigger on it).
  */
 async function scoreChanged(
-  deps: { store: Store },
+  deps: Pick<IncrementalDeps, 'store' | 'log'>,
   config: IcpConfigRow,
   configs: readonly IcpConfigRow[],
   window: { after: string; until?: string },
@@ -33,6 +33,11 @@ async function scoreChanged(
   const computedAt = await scoreConfig(deps.store, config, {
     organizationConfigIds: activeOrganizationConfigIds(configs),
     changed: { after: window.after, until: window.until ?? new Date(Date.now() + 60_000).toISOString() },
+    onSplit: (slice, error) =>
+      deps.log.warn(
+        { configId: config.id, slice: `${slice.index}/${slice.count}`, reason: error.message },
+        'icp: a slice of the visitors was refused for memory; scoring it in halves',
+      ),
   })
   if (emitMatches) await emitIcpMatches(deps.store, config, computedAt)
 }

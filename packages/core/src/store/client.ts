@@ -4,6 +4,7 @@ import { type ClickHouseClient, createClient } from '@clickhouse/client'
 import { Session } from 'chdb'
 import { createChdbConnection } from 'chdb/connection'
 import { bindQueryParams } from './bind-params.js'
+import { defaultStoreMemoryLimit, engineMemoryArgs, sessionMemorySettings } from './engine-memory.js'
 import { classifyStoreError } from './store-error.js'
 
 export { classifyStoreError, StoreError, type StoreErrorKind } from './store-error.js'
@@ -23,6 +24,10 @@ export interface StoreOptions {
   dataDir: string
   /** Embedded engine only: how many sessions of the data directory run queries side by side (default 4). */
   sessions?: number | undefined
+  /** Embedded engine only: bytes the engine may hold in all, caches included (default 768 MiB). */
+  memoryLimit?: number | undefined
+  /** Embedded engine only: bytes one statement may hold (default half of `memoryLimit`). */
+  queryMemoryLimit?: number | undefined
 }
 
 /**
@@ -104,6 +109,12 @@ interface EmbeddedSession {
  */
 const embeddedEngineArgs = ['--backups.allowed_path=/']
 
+/** The memory bounds of the embedded engine (engine-memory.ts), from the options or their defaults. */
+function engineMemory(options: StoreOptions) {
+  const memoryLimit = options.memoryLimit ?? defaultStoreMemoryLimit
+  return { memoryLimit, queryMemoryLimit: options.queryMemoryLimit ?? Math.floor(memoryLimit / 2) }
+}
+
 /**
  * The embedded engine: several sessions of one data directory, each call on the least busy one.
  * Values are bound as typed literals (bind-params.ts): the engine's own binder serializes every
@@ -115,10 +126,11 @@ function embeddedBackend(options: StoreOptions): Backend {
   mkdirSync(dir, { recursive: true })
   // The first connection of a data directory starts its engine with its arguments; the sessions
   // below share that engine. Kept open until they are closed, so the engine keeps them.
-  const engine = new Session(dir, { connectionArgs: embeddedEngineArgs })
+  const memory = engineMemory(options)
+  const engine = new Session(dir, { connectionArgs: [...embeddedEngineArgs, ...engineMemoryArgs(memory)] })
   // chdb re-declares @clickhouse/client-common's Connection type; the shapes are the same.
   type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connection']
-  const settings = Object.entries({ ...clickhouseSettings, log_queries: 0 })
+  const settings = Object.entries({ ...clickhouseSettings, log_queries: 0, ...sessionMemorySettings(memory) })
     .map(([name, value]) => `${name} = ${typeof value === 'string' ? `'${value}'` : value}`)
     .join(', ')
   const sessions: EmbeddedSession[] = Array.from({ length: Math.max(1, options.sessions ?? 4) }, () => {
