@@ -50,7 +50,16 @@ const duration = z.union([z.number(), z.string()]).transform((value, context) =>
   return Math.round(ms)
 })
 
-const sizeUnits: Record<string, number> = { '': 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 }
+const sizeUnits: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gib: 1024 ** 3,
+}
 
 /** A size in bytes: a number, or one with `KiB`, `MiB` or `GiB` (`768MiB`; `K`, `M`, `G` too); at least `min`. */
 const byteSize = (min: number) =>

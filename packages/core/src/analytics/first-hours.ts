@@ -195,11 +195,14 @@ export async function settleFirstHours(
   // the difference with what is stored, so whatever a refused statement wrote is taken into account.
   await runInSlices(
     (slice) =>
-      store.command(settleStatement((id) => `${changed.condition(id)} AND ${sliceCondition(id)}`), {
-        after,
-        until,
-        ...sliceParams(slice),
-      }),
+      store.command(
+        settleStatement((id) => `${changed.condition(id)} AND ${sliceCondition(id)}`),
+        {
+          after,
+          until,
+          ...sliceParams(slice),
+        },
+      ),
     { slices: Math.max(1, Math.ceil(Number(count?.n ?? 0) / visitorsPerSlice)), onSplit: options.onSplit },
   )
   // A full settle leaves a part per slice in each month, which the engine's merge selector leaves
