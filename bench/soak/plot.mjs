@@ -157,34 +157,32 @@ function panel(c, box, { title, maxX, series, marks = [], vertical = [] }) {
  * `capMiB` the RSS cap drawn as a line, `warmupMinutes` the warm-up's end as a dashed line.
  */
 export function writePlot(file, { samples, capMiB, warmupMinutes, title }) {
-  const c = canvas(1400, 900)
+  const c = canvas(1400, 1200)
   const maxX = Math.max(1, ...samples.map((s) => s.minute))
   c.text(110, 14, title, [0, 0, 0], 2)
-  panel(
-    c,
-    { x: 110, y: 80, w: 1250, h: 330 },
-    {
-      title: 'RSS (MIB) OVER MINUTES',
-      maxX,
-      series: [{ label: 'RSS', color: [200, 40, 40], points: samples.map((s) => [s.minute, s.rssMiB]) }],
-      marks: [{ y: capMiB, label: `CAP ${capMiB} MIB`, color: [90, 90, 200] }],
-      vertical: [warmupMinutes],
-    },
-  )
-  panel(
-    c,
-    { x: 110, y: 500, w: 1250, h: 330 },
-    {
-      title: 'THROUGHPUT (PER S) OVER MINUTES',
-      maxX,
-      series: [
-        { label: 'INGEST', color: [30, 120, 200], points: samples.map((s) => [s.minute, s.ingest]) },
-        { label: 'API READS', color: [40, 160, 60], points: samples.map((s) => [s.minute, s.reads]) },
-        { label: 'WEBHOOKS', color: [220, 130, 20], points: samples.map((s) => [s.minute, s.webhooks]) },
-      ],
-      vertical: [warmupMinutes],
-    },
-  )
-  c.text(640, 870, 'MINUTES', [0, 0, 0])
+  const box = (row) => ({ x: 110, y: 80 + row * 370, w: 1250, h: 270 })
+  panel(c, box(0), {
+    title: 'RSS (MIB) OVER MINUTES',
+    maxX,
+    series: [{ label: 'RSS', color: [200, 40, 40], points: samples.map((s) => [s.minute, s.rssMiB]) }],
+    marks: [{ y: capMiB, label: `CAP ${capMiB} MIB`, color: [90, 90, 200] }],
+    vertical: [warmupMinutes],
+  })
+  panel(c, box(1), {
+    title: 'HITS ACKNOWLEDGED PER S (INGEST AND IDENTIFY)',
+    maxX,
+    series: [{ label: 'HITS', color: [30, 120, 200], points: samples.map((s) => [s.minute, s.ingest]) }],
+    vertical: [warmupMinutes],
+  })
+  panel(c, box(2), {
+    title: 'API READS AND WEBHOOK DELIVERIES PER S',
+    maxX,
+    series: [
+      { label: 'API READS', color: [40, 160, 60], points: samples.map((s) => [s.minute, s.reads]) },
+      { label: 'WEBHOOKS', color: [220, 130, 20], points: samples.map((s) => [s.minute, s.webhooks]) },
+    ],
+    vertical: [warmupMinutes],
+  })
+  c.text(640, 1170, 'MINUTES', [0, 0, 0])
   writeFileSync(file, encodePng(c))
 }
