@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { settleFirstHours } from '@visitor-id/core/analytics'
 import { rssBytes, startServer } from '../analytics/server.mjs'
 import { benchSecret, withStore } from '../webhooks/dataset.mjs'
 import { startReceiver } from '../webhooks/receivers.mjs'
@@ -59,6 +60,9 @@ function parseSize(text) {
 
 const info = await preparedStore(storeDir, { pageViews, log })
 const runDir = copyStore(storeDir, `${storeDir}-run`)
+// The statistics settled up to now before the server starts, as a live store's are: a store
+// prepared more than a day ago would otherwise be settled whole during the run.
+await withStore(runDir, (store) => settleFirstHours(store))
 const keys = JSON.parse(readFileSync(path.join(runDir, 'bootstrap.json'), 'utf8'))
 const receiver = await startReceiver({ secret: benchSecret })
 log(
