@@ -21,7 +21,7 @@ import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.j
 import type { Locks } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
 import { renderStatement } from '../store/render-ddl.js'
-import { runInSlices, type SlicedOptions, sliceCondition, sliceParams } from '../store/slices.js'
+import { runInSlices, type SlicedOptions, sliceCondition, sliceParams, warnOnSplit } from '../store/slices.js'
 import { storedTime } from '../store/time.js'
 
 /** `visitor_changes` rows are stamped when written, but an insert may finish a little after its stamp. */
@@ -253,11 +253,10 @@ export function startFirstHoursSettling(
     intervalMs,
     pass: async () => {
       await settleFirstHours(deps.store, {
-        onSplit: (slice, error) =>
-          deps.log.warn(
-            { slice: `${slice.index}/${slice.count}`, reason: error.message },
-            'analytics: a slice of the first hours was refused for memory; settling it in halves',
-          ),
+        onSplit: warnOnSplit(
+          deps.log,
+          'analytics: a slice of the first hours was refused for memory; settling it in halves',
+        ),
       })
     },
     onError: (error) =>

@@ -7,9 +7,10 @@ import type { Coordination } from '../coordination/ports.js'
 import { appendNewEvents, eventIdOf } from '../events/events.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
+import { warnOnSplit } from '../store/slices.js'
 import { organizationIcpConfigs } from './configs.js'
 import type { IcpConfigRow } from './rows.js'
-import { activeOrganizationConfigIds, scoreConfig } from './scoring.js'
+import { activeOrganizationConfigIds, scoreConfig, splitMessage } from './scoring.js'
 
 export interface IncrementalDeps {
   store: Store
@@ -33,11 +34,7 @@ async function scoreChanged(
   const computedAt = await scoreConfig(deps.store, config, {
     organizationConfigIds: activeOrganizationConfigIds(configs),
     changed: { after: window.after, until: window.until ?? new Date(Date.now() + 60_000).toISOString() },
-    onSplit: (slice, error) =>
-      deps.log.warn(
-        { configId: config.id, slice: `${slice.index}/${slice.count}`, reason: error.message },
-        'icp: a slice of the visitors was refused for memory; scoring it in halves',
-      ),
+    onSplit: warnOnSplit(deps.log, splitMessage, { configId: config.id }),
   })
   if (emitMatches) await emitIcpMatches(deps.store, config, computedAt)
 }

@@ -10,6 +10,9 @@ import { factColumns, factsQuery } from './facts.js'
 import { filterToRules } from './filter-rules.js'
 import type { IcpConfigRow } from './rows.js'
 
+/** What a pass logs when a slice of its visitors was refused for memory (`warnOnSplit`). */
+export const splitMessage = 'icp: a slice of the visitors was refused for memory; scoring it in halves'
+
 /** A config's results as ClickHouse expressions over a facts row. */
 export interface ConfigExpressions {
   matched: string

@@ -61,3 +61,12 @@ export async function runInSlices(
   }
   return done
 }
+
+/**
+ * An `onSplit` that logs each split as a warning with `context`: a steady stream of them means
+ * STORE_MEMORY_LIMIT is too small for the data (README.md, Operations, "Memory").
+ */
+export const warnOnSplit =
+  (log: { warn(object: object, message: string): void }, message: string, context: object = {}) =>
+  (slice: Slice, error: StoreError) =>
+    log.warn({ ...context, slice: `${slice.index}/${slice.count}`, reason: error.message }, message)
