@@ -52,7 +52,8 @@ export function resultsMarkdown(f, targets, samples) {
 function targetFigure(f, index) {
   if (index === 0)
     return `${f.rss.startRss.toFixed(0)} MiB after warm-up -> ${f.rss.endRss.toFixed(0)} MiB at the end (${(f.rss.growth * 100).toFixed(2)} %)`
-  if (index === 1) return `peak ${f.rss.peak.toFixed(0)} MiB (cap ${f.settings.capMiB} MiB)`
+  if (index === 1)
+    return `peak ${f.rss.peak.toFixed(0)} MiB sampled, ${f.rss.highWater.toFixed(0)} MiB high-water mark (VmHWM; cap ${f.settings.capMiB} MiB)`
   if (index === 2)
     return `${n(f.loss.acked)} acknowledged, ${f.loss.lost} lost, ${f.loss.duplicates} duplicated`
   return `slowest ${ms(Math.max(...f.requests.map((r) => r.maxMs)))}, ${f.requests.reduce((sum, r) => sum + r.slow, 0)} over 1 s`

@@ -52,6 +52,16 @@ const memoryLimitMiB = parseSize(values['memory-limit']) / mib
 const capMiB = memoryLimitMiB + heapMb + 384
 const log = (message) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${message}`)
 
+/** A `kB` field of /proc/PID/status (VmRSS, VmHWM), or NaN. */
+function statusKiB(pid, field) {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match ? Number(match[1]) : Number.NaN
+  } catch {
+    return Number.NaN
+  }
+}
+
 function parseSize(text) {
   const match = /^(\d+)\s*(MiB|GiB)?$/i.exec(text)
   if (!match) throw new Error(`--memory-limit: a size such as 768MiB (got ${text})`)
@@ -136,6 +146,8 @@ sample()
 await load.stop()
 const loadAfter = os.loadavg()
 const deliveredBeforeStop = receiver.stats().perEvent.size
+// The highest RSS the process ever had (VmHWM), between the samples too.
+const highWaterMiB = statusKiB(server.pid, 'VmHWM') / 1024
 log('stopping the server (SIGTERM: it flushes every buffer)')
 await server.stop()
 await receiver.close()
@@ -204,6 +216,7 @@ const figures = {
     endRss,
     growth: (endRss - startRss) / startRss,
     peak: Math.max(...samples.map((s) => s.rssMiB)),
+    highWater: highWaterMiB,
   },
   loss: { acked, lost, duplicates },
   requests,
@@ -216,7 +229,7 @@ const figures = {
 }
 const targets = [
   ['RSS growth after warm-up < 5 %', figures.rss.growth < 0.05],
-  [`peak RSS < ${capMiB} MiB`, figures.rss.peak < capMiB],
+  [`peak RSS < ${capMiB} MiB`, Math.max(figures.rss.peak, highWaterMiB || 0) < capMiB],
   ['0 acknowledged hits lost', lost === 0 && duplicates === 0],
   ['no request slower than 1 s', requests.every((r) => r.slow === 0)],
 ]
