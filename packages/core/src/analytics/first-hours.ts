@@ -147,11 +147,15 @@ function settleStatement(visitors: (column: string) => string): string {
   ARRAY JOIN range(toUInt64(abs(weight))) AS copy`
 }
 
-/** The visitors of `visitor_changes` and `audience_changes` from `after` to `until`. */
+/**
+ * The visitors of `visitor_changes` and `audience_changes` from `after` to `until`, of the slice
+ * (params `sliceCount`, `sliceIndex`): the set a statement builds of them shrinks with its slice.
+ */
 const changedVisitors = ['visitor_changes', 'audience_changes']
   .map(
     (table) => `SELECT organization_id, visitor_id FROM ${table}
-    WHERE changed_at > {after:DateTime64(3, 'UTC')} AND changed_at <= {until:DateTime64(3, 'UTC')}`,
+    WHERE changed_at > {after:DateTime64(3, 'UTC')} AND changed_at <= {until:DateTime64(3, 'UTC')}
+      AND ${sliceCondition('visitor_id')}`,
   )
   .join(' UNION ALL ')
 
@@ -190,6 +194,7 @@ export async function settleFirstHours(
   const [count] = await store.query<{ n: number }>(`SELECT uniq(visitor_id) AS n FROM ${changed.from}`, {
     after,
     until,
+    ...sliceParams({ count: 1, index: 0 }),
   })
   // A slice refused for memory runs again as two halves (store/slices.ts): its statement inserts
   // the difference with what is stored, so whatever a refused statement wrote is taken into account.

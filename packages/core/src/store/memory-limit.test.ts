@@ -26,24 +26,36 @@ const pageViews = visitors * 4
 beforeAll(async () => {
   store = createStore({ database: 'default', dataDir: tmp.dir, memoryLimit, queryMemoryLimit })
   await migrate(store)
-  // Made in the engine; 20,000 rows per statement, each under the engine's total with its views,
-  // and with its own statement limit lifted (a fill, not what is tested).
-  for (let offset = 0; offset < pageViews; offset += 20_000) {
+  // The last round of page views for half of the visitors only: 3 page views or 4.
+  await insertPageViews(
+    0,
+    pageViews,
+    'now64(3) - toIntervalMinute(number % 4000)',
+    'number < 3 * {visitors:UInt64} OR number % {visitors:UInt64} % 2 = 0',
+  )
+}, 120_000)
+
+/**
+ * Page views `from` to `to` (visitor `n % visitors`, session by half of the rows), at `at`. Made in
+ * the engine, 20,000 rows per statement, each under the engine's total with its views, and with its
+ * own statement limit lifted (a fill, not what is tested).
+ */
+async function insertPageViews(from: number, to: number, at: string, where = 'true') {
+  for (let offset = from; offset < to; offset += 20_000) {
     await store.command(
       `INSERT INTO page_views (event_id, organization_id, visitor_id, session_id, type, timestamp, received_at, url, path, company_id)
        SELECT generateUUIDv4(number), {organizationId:UUID},
          reinterpretAsUUID(cityHash64(number % {visitors:UInt64})),
          reinterpretAsUUID(cityHash64(number % {visitors:UInt64}, intDiv(number, {twice:UInt64}))),
-         'pageview', now64(3) - toIntervalMinute(number % 4000), now64(3), 'https://shop.test/', '/',
+         'pageview', ${at}, now64(3), 'https://shop.test/', '/',
          if(number % 3 = 0, concat('co-', toString(number % 1000)), '')
-       FROM numbers({offset:UInt64}, 20000)
-       -- The last round of page views for half of the visitors: 3 page views or 4.
-       WHERE number < 3 * {visitors:UInt64} OR number % {visitors:UInt64} % 2 = 0
+       FROM numbers({offset:UInt64}, {rows:UInt64})
+       WHERE ${where}
        SETTINGS max_memory_usage = 0`,
-      { organizationId, visitors, twice: visitors * 2, offset },
+      { organizationId, visitors, twice: visitors * 2, offset, rows: Math.min(20_000, to - offset) },
     )
   }
-}, 120_000)
+}
 
 afterAll(async () => {
   await store?.close()
@@ -97,10 +109,21 @@ describe('memory bounds of the embedded engine', () => {
     expect(done.reduce((sum, slice) => sum + 1 / slice.count, 0)).toBeCloseTo(1, 10)
   })
 
-  it('settles first hours in slices under a small limit, exactly', async () => {
+  it('settles first hours in slices under a small limit, exactly: all visitors, then those that changed', async () => {
     const splits: Slice[] = []
-    await settleFirstHours(store, { onSplit: (slice) => splits.push(slice) })
+    expect((await settleFirstHours(store, { onSplit: (slice) => splits.push(slice) })).full).toBe(true)
     expect(splits.length).toBeGreaterThan(0)
+    await expectSettled()
+    // A page view more for a quarter of the visitors, an hour from now: they changed since the
+    // pass, and the sets of changed visitors a statement builds are sliced with it.
+    await insertPageViews(0, visitors, 'now64(3) + toIntervalHour(1)', 'number % 4 = 0')
+    splits.length = 0
+    expect((await settleFirstHours(store, { onSplit: (slice) => splits.push(slice) })).full).toBe(false)
+    expect(splits.length).toBeGreaterThan(0)
+    await expectSettled()
+  }, 180_000)
+
+  async function expectSettled() {
     const [settled] = await store.query<{ visitors: number; sessions: number }>(
       `SELECT sumIf(sign, kind = 'visitor') AS visitors, sumIf(sign, kind = 'session') AS sessions
        FROM first_hours WHERE organization_id = {organizationId:UUID}`,
@@ -117,7 +140,7 @@ describe('memory bounds of the embedded engine', () => {
       visitors: Number(raw?.visitors),
       sessions: Number(raw?.sessions),
     })
-  }, 120_000)
+  }
 
   it('scores an ICP config in slices under a small limit, every visitor once', async () => {
     const config: IcpConfigRow = {
