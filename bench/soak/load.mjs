@@ -5,7 +5,10 @@
 import http from 'node:http'
 import { createIdentifyTraffic, createVisitorPool, hitRequest } from '../ingest/traffic.mjs'
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 })
+// Ingest answers a hit once its batch is written (INGEST_BATCH_MS, 200 ms): a rate of thousands of
+// hits per second keeps hundreds of requests waiting, each on its own connection.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4096 })
+const maxInFlight = 4096
 
 /** One request; resolves with its status and milliseconds (status 0 for a transport error). */
 function send(base, method, urlPath, headers, body) {
@@ -23,13 +26,17 @@ function send(base, method, urlPath, headers, body) {
 
 /** Counters of one kind of request: done, failed, slow (over 1 s), the slowest, and a window count. */
 function tally() {
-  const t = { done: 0, failed: 0, slow: 0, maxMs: 0, window: 0, latencies: [] }
+  const t = { done: 0, failed: 0, slow: 0, maxMs: 0, window: 0, latencies: [], slowAt: [] }
   t.record = (result, ok) => {
     if (ok) {
       t.done++
       t.window++
     } else t.failed++
-    if (result.ms > 1000) t.slow++
+    if (result.ms > 1000) {
+      t.slow++
+      // When they were answered (performance.now()), for the report by minute.
+      if (t.slowAt.length < 100_000) t.slowAt.push(performance.now())
+    }
     if (result.ms > t.maxMs) t.maxMs = result.ms
     // A bounded reservoir for the percentiles.
     if (t.latencies.length < 200_000) t.latencies.push(result.ms)
@@ -45,7 +52,7 @@ function tally() {
 
 /**
  * The load against `base`: `start({ ingestRate, identifyRate, readRate })` paces each kind every
- * 100 ms (at most `maxInFlight` hits waiting: the rest of a tick is counted as not sent), `stop()`
+ * 100 ms (at most 4,096 requests waiting: the rest of a tick is counted as not sent), `stop()`
  * waits for what is in flight. `acked` holds the numbers of the hits answered 202.
  */
 export function createLoad(base, { trackingKey, apiKey, organizationId, visitorIds, contacts, maxHits }) {
@@ -98,7 +105,7 @@ export function createLoad(base, { trackingKey, apiKey, organizationId, visitorI
       owed += perSecond / 10
       while (owed >= 1) {
         owed--
-        if (inFlight.size >= 512) stats.notSent++
+        if (inFlight.size >= maxInFlight) stats.notSent++
         else fire()
       }
     }, 100)
@@ -121,8 +128,25 @@ export function createLoad(base, { trackingKey, apiKey, organizationId, visitorI
       timers = []
       while (inFlight.size > 0) await Promise.allSettled([...inFlight])
     },
+    /**
+     * Waits until the server answers: one probe hit a second until `quietSeconds` in a row were
+     * answered within `underMs`, at most `maxSeconds`; returns the seconds waited.
+     */
+    async settled({ quietSeconds = 15, underMs = 500, maxSeconds = 600 } = {}) {
+      const started = performance.now()
+      let quiet = 0
+      while (quiet < quietSeconds && performance.now() - started < maxSeconds * 1000) {
+        const n = next++
+        const { headers, body } = hitRequest(pool, trackingKey, n)
+        const result = await send(base, 'POST', '/collect', headers, body)
+        if (result.status === 202) acked[n] = 1
+        quiet = result.status === 202 && result.ms < underMs ? quiet + 1 : 0
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+      }
+      return (performance.now() - started) / 1000
+    },
     /** As many hits as `connections` clients send back to back for `seconds`: the hits acknowledged per second. */
-    async capacity(seconds, connections = 64) {
+    async capacity(seconds, connections = 1000) {
       const until = performance.now() + seconds * 1000
       const before = stats.ingest.done
       await Promise.all(
