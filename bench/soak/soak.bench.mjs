@@ -249,7 +249,6 @@ writePlot(path.join(outDir, 'soak.png'), {
   title: `SOAK ${minutes} MIN, ${info.pageViews / 1_000_000} M PAGE VIEWS, ${figures.date}`,
 })
 writeFileSync(path.join(outDir, 'RESULTS.md'), resultsMarkdown(figures, targets, samples))
-writeFileSync(path.join(outDir, 'samples.json'), `${JSON.stringify({ figures, samples }, null, 1)}\n`)
 for (const [name, ok] of targets) log(`${ok ? 'PASS' : 'FAIL'} ${name}`)
 log(
   `RSS ${startRss.toFixed(0)} -> ${endRss.toFixed(0)} MiB (${(figures.rss.growth * 100).toFixed(2)} %), peak ${figures.rss.peak.toFixed(0)} MiB; ` +
