@@ -74,6 +74,9 @@ const benches = {
       ...['--hold-ms', '2000', '--end-to-end', '200'],
     ],
   },
+  // 30 minutes at its own size (after a one-off fill of 10 M page views); --quick: 3 minutes on
+  // 1 M, its RESULTS.md and plot in a temporary folder.
+  soak: { script: 'soak/soak.bench.mjs', quick: ['--quick'] },
 }
 
 const argv = process.argv.slice(2)

@@ -50,6 +50,33 @@ const duration = z.union([z.number(), z.string()]).transform((value, context) =>
   return Math.round(ms)
 })
 
+const sizeUnits: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gib: 1024 ** 3,
+}
+
+/** A size in bytes: a number, or one with `KiB`, `MiB` or `GiB` (`768MiB`; `K`, `M`, `G` too); at least `min`. */
+const byteSize = (min: number) =>
+  z.union([z.number(), z.string()]).transform((value, context) => {
+    const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(String(value))
+    const factor = sizeUnits[(match?.[2] ?? '').toLowerCase()]
+    const bytes = match && factor ? Math.floor(Number(match[1]) * factor) : Number.NaN
+    if (!Number.isFinite(bytes) || bytes < min) {
+      context.addIssue({
+        code: 'custom',
+        message: `must be a size of at least ${min / 1024 ** 2} MiB (bytes, or e.g. 768MiB, 2GiB)`,
+      })
+      return z.NEVER
+    }
+    return bytes
+  })
+
 const roles = ['all', 'ingest', 'api', 'worker'] as const
 export type Role = (typeof roles)[number]
 
@@ -72,6 +99,9 @@ export const configSchema = z.object({
   }),
   CLICKHOUSE_SESSIONS: z.coerce.number().int().min(1).max(16).default(4),
   CLICKHOUSE_BACKGROUND_SESSIONS: z.coerce.number().int().min(1).max(16).default(2),
+  // Sized for a 2 GB host next to a Node heap of 384 MiB (README.md, Operations, "Memory").
+  STORE_MEMORY_LIMIT: byteSize(128 * 1024 ** 2).default(768 * 1024 ** 2),
+  STORE_QUERY_MEMORY_LIMIT: byteSize(16 * 1024 ** 2).optional(),
   ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   ICP_RESCORE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   ANALYTICS_SETTLE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(1_000),

@@ -91,6 +91,30 @@ describe('loadConfig', () => {
     expect((error as Error).message).not.toContain('\n')
   })
 
+  it('memory: 768 MiB for the embedded engine, half of it per statement, sizes in bytes or MiB/GiB', () => {
+    const mib = 1024 ** 2
+    expect(loadConfig({}).clickhouse).toMatchObject({ memoryLimit: 768 * mib, queryMemoryLimit: 384 * mib })
+    expect(loadConfig({ STORE_MEMORY_LIMIT: '2GiB' }).clickhouse).toMatchObject({
+      memoryLimit: 2048 * mib,
+      queryMemoryLimit: 1024 * mib,
+    })
+    expect(
+      loadConfig({ STORE_MEMORY_LIMIT: String(512 * mib), STORE_QUERY_MEMORY_LIMIT: '100M' }).clickhouse,
+    ).toMatchObject({ memoryLimit: 512 * mib, queryMemoryLimit: 100 * mib })
+    // A statement can never be allowed more than the whole engine.
+    expect(
+      loadConfig({ STORE_MEMORY_LIMIT: '256MiB', STORE_QUERY_MEMORY_LIMIT: '1GiB' }).clickhouse
+        .queryMemoryLimit,
+    ).toBe(256 * mib)
+    expect(() => loadConfig({ STORE_MEMORY_LIMIT: '64MiB' })).toThrow(
+      /^Invalid STORE_MEMORY_LIMIT.*at least 128 MiB/,
+    )
+    expect(() => loadConfig({ STORE_MEMORY_LIMIT: 'lots' })).toThrow(/^Invalid STORE_MEMORY_LIMIT/)
+    expect(() => loadConfig({ STORE_QUERY_MEMORY_LIMIT: '1TiB' })).toThrow(
+      /^Invalid STORE_QUERY_MEMORY_LIMIT/,
+    )
+  })
+
   it('never echoes secrets or URLs that may hold credentials', () => {
     expect(() => loadConfig({ REDIS_URL: 'http://user:hunter2@x' })).toThrow(/^Invalid REDIS_URL: /)
     expect(() => loadConfig({ REDIS_URL: 'http://user:hunter2@x' })).not.toThrow(/hunter2/)

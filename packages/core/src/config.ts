@@ -30,6 +30,10 @@ export interface Config {
     sessions: number
     /** Embedded engine: sessions of background work (store.background), apart from `sessions`. */
     backgroundSessions: number
+    /** Embedded engine: what the engine may hold in all (max_server_memory_usage; its caches are parts of it). */
+    memoryLimit: number
+    /** Embedded engine: what one statement may hold (max_memory_usage of every session). */
+    queryMemoryLimit: number
   }
   /** How long a process serves its in-memory copy of an entity without asking the store. */
   entityCacheTtlMs: number
@@ -284,6 +288,9 @@ const clickhouseSection = (c: ParsedEnv): Config['clickhouse'] => ({
   cluster: c.CLICKHOUSE_CLUSTER,
   sessions: c.CLICKHOUSE_SESSIONS,
   backgroundSessions: c.CLICKHOUSE_BACKGROUND_SESSIONS,
+  memoryLimit: c.STORE_MEMORY_LIMIT,
+  // Half by default: two heavy statements at once still fit, a third is refused rather than all.
+  queryMemoryLimit: Math.min(c.STORE_QUERY_MEMORY_LIMIT ?? c.STORE_MEMORY_LIMIT / 2, c.STORE_MEMORY_LIMIT),
 })
 
 const webhooksSection = (c: ParsedEnv): Config['webhooks'] => ({

@@ -153,6 +153,20 @@ describe('GET /metrics without METRICS_TOKEN', () => {
     expect(remote.json()).toEqual(errorShape(403, 'forbidden'))
   })
 
+  it("exports the process's memory and the embedded engine's bounds", async () => {
+    const text = await (await fetch(`${server.url}/metrics`)).text()
+    const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1])
+    const rss = value('vid_process_resident_memory_bytes')
+    // This process holds the engine too: tens of MB at least, and the figure is the live one.
+    expect(rss).toBeGreaterThan(30 * 1024 ** 2)
+    expect(Math.abs(rss - process.memoryUsage.rss()) / rss).toBeLessThan(0.5)
+    expect(value('vid_process_heap_used_bytes')).toBeGreaterThan(0)
+    expect(value('vid_process_heap_used_bytes')).toBeLessThanOrEqual(value('vid_process_heap_total_bytes'))
+    expect(value('vid_process_external_bytes')).toBeGreaterThan(0)
+    expect(value('vid_store_memory_limit_bytes')).toBe(768 * 1024 ** 2)
+    expect(value('vid_store_query_memory_limit_bytes')).toBe(384 * 1024 ** 2)
+  })
+
   it('is documented as loopback-only, without a token', async () => {
     const document = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json()
     const operation = document.paths['/metrics'].get

@@ -21,6 +21,7 @@ import { adminSocketPath, listenAdminSocket } from './admin-socket.js'
 import { buildApp, redactedPaths } from './app.js'
 import { serveAdminRequest } from './cli.js'
 import { openStore } from './open-store.js'
+import { registerProcessMetrics } from './process-metrics.js'
 import { createStopList, type StopList } from './stop-list.js'
 import { startWorkers } from './workers.js'
 
@@ -83,6 +84,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // Built once, here, and handed to the API and the workers: the roles that use them.
     const services = servesApi(config) || runsWorkers(config) ? createProcessServices(base) : undefined
     const metrics = createMetricsRegistry()
+    registerProcessMetrics(metrics, config.clickhouse)
     const ingest = servesIngest(config) ? await startIngest(base, metrics, started) : undefined
     const app = await startHttp({ ...base, logger, services, metrics, ingest }, started)
     await ingest?.start(app.log)

@@ -21,6 +21,7 @@ import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.j
 import type { Locks } from '../coordination/ports.js'
 import type { Store } from '../store/client.js'
 import { renderStatement } from '../store/render-ddl.js'
+import { runInSlices, type SlicedOptions, sliceCondition, sliceParams, warnOnSplit } from '../store/slices.js'
 import { storedTime } from '../store/time.js'
 
 /** `visitor_changes` rows are stamped when written, but an insert may finish a little after its stamp. */
@@ -179,8 +180,10 @@ const recordSeen = `
 const unsettledVisitors = `
     SELECT organization_id, visitor_id FROM first_hours_seen
     WHERE changed_at > {after:DateTime64(3, 'UTC')} AND pass > {lastUntil:DateTime64(3, 'UTC')}
+      AND ${sliceCondition('visitor_id')}
     UNION ALL
-    SELECT organization_id, visitor_id FROM (${changes}) WHERE changed_at > {settled:DateTime64(3, 'UTC')}`
+    SELECT organization_id, visitor_id FROM (${changes})
+    WHERE changed_at > {settled:DateTime64(3, 'UTC')} AND ${sliceCondition('visitor_id')}`
 
 export interface SettleResult {
   /** Every visitor was settled (no watermark, or one older than the changes kept). */
@@ -200,7 +203,12 @@ export interface SettleResult {
  */
 export async function settleFirstHours(
   store: Store,
-  options: { now?: number; overlapMs?: number; commitGraceMs?: number } = {},
+  options: {
+    now?: number
+    overlapMs?: number
+    commitGraceMs?: number
+    onSplit?: SlicedOptions['onSplit']
+  } = {},
 ): Promise<SettleResult> {
   const now = options.now ?? Date.now()
   const until = new Date(now).toISOString()
@@ -224,20 +232,21 @@ export async function settleFirstHours(
         condition: (id: string) => `(organization_id, ${id}) IN (${unsettledVisitors})`,
         from: `(${unsettledVisitors})`,
       }
-  const [count] = await store.query<{ n: number }>(
-    `SELECT uniq(visitor_id) AS n FROM ${changed.from}`,
-    params,
-  )
+  const [count] = await store.query<{ n: number }>(`SELECT uniq(visitor_id) AS n FROM ${changed.from}`, {
+    ...params,
+    ...sliceParams({ count: 1, index: 0 }),
+  })
   const visitors = Number(count?.n ?? 0)
-  const slices = Math.max(1, Math.ceil(visitors / visitorsPerSlice))
-  for (let slice = 0; slice < slices; slice++) {
-    await store.command(
-      settleStatement(
-        (id) => `${changed.condition(id)} AND cityHash64(${id}) % {slices:UInt64} = {slice:UInt64}`,
+  // A slice refused for memory runs again as two halves (store/slices.ts): its statement inserts
+  // the difference with what is stored, so whatever a refused statement wrote is taken into account.
+  await runInSlices(
+    (slice) =>
+      store.command(
+        settleStatement((id) => `${changed.condition(id)} AND ${sliceCondition(id)}`),
+        { ...params, ...sliceParams(slice) },
       ),
-      { ...params, slices, slice },
-    )
-  }
+    { slices: Math.max(1, Math.ceil(visitors / visitorsPerSlice)), onSplit: options.onSplit },
+  )
   // A full settle leaves a part per slice in each month, which the engine's merge selector leaves
   // as they are; the statistics read the rows and their counts, and read them faster merged, so
   // they are merged now, once (bench/analytics/RESULTS.md, "Why the code is as it is").
@@ -285,7 +294,12 @@ export function startFirstHoursSettling(
     lockTtlMs,
     intervalMs,
     pass: async () => {
-      await settleFirstHours(deps.store)
+      await settleFirstHours(deps.store, {
+        onSplit: warnOnSplit(
+          deps.log,
+          'analytics: a slice of the first hours was refused for memory; settling it in halves',
+        ),
+      })
     },
     onError: (error) =>
       deps.log.warn(

@@ -6,6 +6,7 @@
 // organization-level configs' results, for partner rules that build on them; a visitor no active
 // organization-level config matched has icp_match false and icp_score 0).
 import type { SqlColumns } from '@visitor-id/icp-engine'
+import { sliceCondition } from '../store/slices.js'
 
 /** The facts of one organization's visitors (those `visitorFilter` keeps), merged from their partial rows. */
 const mergedFacts = (visitorFilter: string) => `
@@ -26,18 +27,21 @@ FROM visitor_facts
 WHERE organization_id = {organizationId:UUID} ${visitorFilter}
 GROUP BY visitor_id`
 
-/** The visitors that changed in a window (incremental re-scoring). */
-const changedVisitors = `AND visitor_id IN (
+/**
+ * The visitors that changed in a window (incremental re-scoring), of the slice when sliced: the set
+ * a statement builds of them shrinks with its slice.
+ */
+const changedVisitors = (slice: string) => `AND visitor_id IN (
   SELECT visitor_id FROM visitor_changes
   WHERE organization_id = {organizationId:UUID}
-    AND changed_at > {changedAfter:DateTime64(3, 'UTC')} AND changed_at <= {changedUntil:DateTime64(3, 'UTC')})`
+    AND changed_at > {changedAfter:DateTime64(3, 'UTC')} AND changed_at <= {changedUntil:DateTime64(3, 'UTC')}${slice})`
 
 /** The best organization-level result per visitor, for icp_match, persona_match and icp_score. */
-const organizationResults = `
+const organizationResults = (slice: string) => `
 LEFT ANY JOIN (
   SELECT visitor_id, max(matched) AS icp_match, max(persona) AS persona_match, max(score) AS icp_score
   FROM icp_scores FINAL
-  WHERE organization_id = {organizationId:UUID} AND config_id IN {organizationConfigIds:Array(String)}
+  WHERE organization_id = {organizationId:UUID} AND config_id IN {organizationConfigIds:Array(String)}${slice}
   GROUP BY visitor_id
 ) AS o ON o.visitor_id = f.visitor_id`
 
@@ -46,6 +50,8 @@ export interface FactsQueryOptions {
   changedOnly?: boolean
   /** Join the organization-level results (param `organizationConfigIds`). */
   withOrganizationResults?: boolean
+  /** One slice of the visitors (params `sliceCount`, `sliceIndex`; store/slices.ts). */
+  sliced?: boolean
 }
 
 /**
@@ -55,6 +61,8 @@ export interface FactsQueryOptions {
 export function factsQuery(options: FactsQueryOptions = {}): string {
   const contact = (field: string) => `if(f.contact.is_deleted = 1, '', f.contact.${field})`
   const active = 'f.session_count > 0'
+  // Every set and join of the statement restricted to the slice, not only its result.
+  const slice = options.sliced ? ` AND ${sliceCondition('visitor_id')}` : ''
   return `
 SELECT f.visitor_id AS visitor_id,
   f.utm_source AS utm_source, f.utm_medium AS utm_medium, f.utm_campaign AS utm_campaign,
@@ -77,12 +85,12 @@ SELECT f.visitor_id AS visitor_id,
   ${options.withOrganizationResults ? 'toBool(ifNull(o.icp_match, 0))' : 'NULL'} AS icp_match,
   ${options.withOrganizationResults ? 'toBool(ifNull(o.persona_match, 0))' : 'NULL'} AS persona_match,
   ${options.withOrganizationResults ? 'ifNull(o.icp_score, 0)' : 'NULL'} AS icp_score
-FROM (${mergedFacts(options.changedOnly ? changedVisitors : '')}) AS f
+FROM (${mergedFacts(`${options.changedOnly ? changedVisitors(slice) : ''}${slice}`)}) AS f
 LEFT ANY JOIN (
   SELECT id, industry, domain, employee_size_range, size, city, region, postal_code, country, revenue_range
   FROM companies FINAL
 ) AS c ON c.id = if(${contact('company_id')} != '', ${contact('company_id')}, f.ip_company_id)
-${options.withOrganizationResults ? organizationResults : ''}`
+${options.withOrganizationResults ? organizationResults(slice) : ''}`
 }
 
 /** How toClickHouseSql reads each fact from a row of `factsQuery`. */

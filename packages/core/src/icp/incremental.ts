@@ -7,10 +7,11 @@ import type { Coordination } from '../coordination/ports.js'
 import { appendNewEvents, eventIdOf } from '../events/events.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
+import { warnOnSplit } from '../store/slices.js'
 import { storedTime } from '../store/time.js'
 import { organizationIcpConfigs } from './configs.js'
 import type { IcpConfigRow } from './rows.js'
-import { activeOrganizationConfigIds, scoreConfig } from './scoring.js'
+import { activeOrganizationConfigIds, scoreConfig, splitMessage } from './scoring.js'
 
 export interface IncrementalDeps {
   store: Store
@@ -25,7 +26,7 @@ export interface IncrementalDeps {
  * `icp.matched` event (flows trigger on it).
  */
 async function scoreChanged(
-  deps: { store: Store },
+  deps: Pick<IncrementalDeps, 'store' | 'log'>,
   config: IcpConfigRow,
   configs: readonly IcpConfigRow[],
   window: { after: string; until?: string },
@@ -34,6 +35,7 @@ async function scoreChanged(
   const computedAt = await scoreConfig(deps.store, config, {
     organizationConfigIds: activeOrganizationConfigIds(configs),
     changed: { after: window.after, until: window.until ?? new Date(Date.now() + 60_000).toISOString() },
+    onSplit: warnOnSplit(deps.log, splitMessage, { configId: config.id }),
   })
   if (emitMatches) await emitIcpMatches(deps.store, config, computedAt)
 }

@@ -4,9 +4,10 @@
 import type { Coordination } from '../coordination/ports.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
+import { warnOnSplit } from '../store/slices.js'
 import { organizationIcpConfigs } from './configs.js'
 import type { IcpConfigRow } from './rows.js'
-import { activeOrganizationConfigIds, configExpressions, scoreConfig } from './scoring.js'
+import { activeOrganizationConfigIds, configExpressions, scoreConfig, splitMessage } from './scoring.js'
 
 export const recalculationJobName = 'icp.recalculate'
 
@@ -139,7 +140,10 @@ export async function runRecalculation(deps: RecalculationDeps, job: Recalculati
     if (config?.is_active) {
       // Visitors that change while this runs are scored by the incremental pass; its rows carry a
       // later version and a later computed_at, so they win over this run's.
-      await scoreConfig(deps.store, config, { organizationConfigIds: activeOrganizationConfigIds(configs) })
+      await scoreConfig(deps.store, config, {
+        organizationConfigIds: activeOrganizationConfigIds(configs),
+        onSplit: warnOnSplit(log, splitMessage, { configId: config.id }),
+      })
     }
     const counts = config?.is_active ? await countScores(deps.store, config) : { visitors: 0, matches: 0 }
     // Partner rules that read these results are stale now; asked for before this run reports success.

@@ -5,9 +5,13 @@ import { type ClickHouseRules, parseRules, type Rules, toClickHouseSql } from '@
 import { filterSchema } from '../filters/filter.js'
 import { nextVersion } from '../ids.js'
 import type { QueryParams, Store } from '../store/client.js'
+import { runInSlices, type Slice, type SlicedOptions, sliceCondition, sliceParams } from '../store/slices.js'
 import { factColumns, factsQuery } from './facts.js'
 import { filterToRules } from './filter-rules.js'
 import type { IcpConfigRow } from './rows.js'
+
+/** What a pass logs when a slice of its visitors was refused for memory (`warnOnSplit`). */
+export const splitMessage = 'icp: a slice of the visitors was refused for memory; scoring it in halves'
 
 /** A config's results as ClickHouse expressions over a facts row. */
 export interface ConfigExpressions {
@@ -80,6 +84,8 @@ export interface ScoreOptions {
   changed?: { after: string; until: string }
   /** Ids of the organization's active organization-level configs (for icp_match & co). */
   organizationConfigIds: readonly string[]
+  /** Told when a slice of the visitors was refused for memory and is scored in halves. */
+  onSplit?: SlicedOptions['onSplit']
 }
 
 /**
@@ -97,12 +103,34 @@ export async function scoreConfig(
 ): Promise<string> {
   const expressions = configExpressions(config)
   const computedAt = new Date().toISOString()
+  const params: QueryParams = {
+    ...expressions.params,
+    organizationId: config.organization_id,
+    configId: config.id,
+    computedAt,
+    version: nextVersion(),
+    organizationConfigIds: [...options.organizationConfigIds],
+    ...(options.changed ? { changedAfter: options.changed.after, changedUntil: options.changed.until } : {}),
+  }
+  // All visitors in one statement; one refused for memory scores them again in slices (the rows
+  // a refused statement wrote are the right ones: the next slice's comparison keeps them).
+  await runInSlices(
+    (slice) =>
+      store.command(scoreStatement(expressions, options, slice), { ...params, ...sliceParams(slice) }),
+    { onSplit: options.onSplit },
+  )
+  return computedAt
+}
+
+/** The INSERT ... SELECT of one slice of the visitors: only the results that differ from the stored ones. */
+function scoreStatement(expressions: ConfigExpressions, options: ScoreOptions, slice: Slice): string {
+  const sliced = slice.count > 1
   const facts = factsQuery({
     changedOnly: options.changed !== undefined,
     withOrganizationResults: expressions.readsOrganizationResults,
+    sliced,
   })
-  await store.command(
-    `INSERT INTO icp_scores (organization_id, config_id, visitor_id, matched, persona, score, computed_at, version)
+  return `INSERT INTO icp_scores (organization_id, config_id, visitor_id, matched, persona, score, computed_at, version)
 SELECT {organizationId:UUID}, {configId:String}, n.visitor_id, n.matched, n.persona, n.score,
   {computedAt:DateTime64(3, 'UTC')}, {version:UInt64}
 FROM (
@@ -112,21 +140,8 @@ FROM (
 ) AS n
 LEFT ANY JOIN (
   SELECT visitor_id, matched, persona, score FROM icp_scores FINAL
-  WHERE organization_id = {organizationId:UUID} AND config_id = {configId:String}
+  WHERE organization_id = {organizationId:UUID} AND config_id = {configId:String}${sliced ? ` AND ${sliceCondition('visitor_id')}` : ''}
 ) AS p ON p.visitor_id = n.visitor_id
 WHERE NOT (ifNull(p.matched, 0) = n.matched AND ifNull(p.persona, 0) = n.persona AND ifNull(p.score, 0) = n.score)
-SETTINGS join_use_nulls = 1`,
-    {
-      ...expressions.params,
-      organizationId: config.organization_id,
-      configId: config.id,
-      computedAt,
-      version: nextVersion(),
-      organizationConfigIds: [...options.organizationConfigIds],
-      ...(options.changed
-        ? { changedAfter: options.changed.after, changedUntil: options.changed.until }
-        : {}),
-    },
-  )
-  return computedAt
+SETTINGS join_use_nulls = 1`
 }

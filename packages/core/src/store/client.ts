@@ -7,6 +7,7 @@ import { type ClickHouseClient, type ClickHouseSettings, createClient } from '@c
 import { Session } from 'chdb'
 import { createChdbConnection } from 'chdb/connection'
 import { bindQueryParams } from './bind-params.js'
+import { defaultStoreMemoryLimit, engineMemoryArgs, sessionMemorySettings } from './engine-memory.js'
 import { classifyStoreError } from './store-error.js'
 
 export { classifyStoreError, StoreError, type StoreErrorKind } from './store-error.js'
@@ -28,6 +29,10 @@ export interface StoreOptions {
   sessions?: number | undefined
   /** Embedded engine only: the sessions of `store.background` (default 2), apart from `sessions`. */
   backgroundSessions?: number | undefined
+  /** Embedded engine only: bytes the engine may hold in all, caches included (default 768 MiB). */
+  memoryLimit?: number | undefined
+  /** Embedded engine only: bytes one statement may hold (default half of `memoryLimit`). */
+  queryMemoryLimit?: number | undefined
 }
 
 /**
@@ -163,6 +168,12 @@ interface EmbeddedSession {
  */
 const embeddedEngineArgs = ['--backups.allowed_path=/']
 
+/** The memory bounds of the embedded engine (engine-memory.ts), from the options or their defaults. */
+function engineMemory(options: StoreOptions) {
+  const memoryLimit = options.memoryLimit ?? defaultStoreMemoryLimit
+  return { memoryLimit, queryMemoryLimit: options.queryMemoryLimit ?? Math.floor(memoryLimit / 2) }
+}
+
 // chdb re-declares @clickhouse/client-common's Connection type; the shapes are the same.
 type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connection']
 
@@ -218,8 +229,9 @@ function embeddedBackend(options: StoreOptions): Backend {
   mkdirSync(dir, { recursive: true })
   // The first connection of a data directory starts its engine with its arguments; the sessions
   // below share that engine. Kept open until they are closed, so the engine keeps them.
-  const engine = new Session(dir, { connectionArgs: embeddedEngineArgs })
-  const common = { ...clickhouseSettings, log_queries: 0 }
+  const memory = engineMemory(options)
+  const engine = new Session(dir, { connectionArgs: [...embeddedEngineArgs, ...engineMemoryArgs(memory)] })
+  const common = { ...clickhouseSettings, log_queries: 0, ...sessionMemorySettings(memory) }
   const pools = {
     foreground: sessionPool(dir, options.sessions ?? 4, { ...common, ...foregroundSettings }),
     background: sessionPool(dir, options.backgroundSessions ?? 2, { ...common, ...backgroundSettings }),
