@@ -19,8 +19,14 @@ const work = tempDir('vid-backup-')
 const sourceDir = path.join(work.dir, 'source')
 const restoredDir = path.join(work.dir, 'restored')
 const backupDir = path.join(work.dir, 'backups', 'nightly')
-// One PUBLIC_URL for both servers: install snippets name it, not the port each listens on.
-const env = { INGEST_BATCH_MS: '20', ICP_RESCORE_INTERVAL_MS: '300', PUBLIC_URL: 'https://vid.example' }
+// The default acknowledgement (202 after the spool's fsync), so a backup may hold hits that are
+// only in the spool. One PUBLIC_URL for both servers: install snippets name it, not the port.
+const env = {
+  INGEST_ACK: 'spool',
+  INGEST_BATCH_MS: '20',
+  ICP_RESCORE_INTERVAL_MS: '300',
+  PUBLIC_URL: 'https://vid.example',
+}
 let source: ServerProcess | undefined
 let restored: ServerProcess | undefined
 let boot: BootstrapFile
