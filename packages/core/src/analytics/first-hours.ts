@@ -162,16 +162,18 @@ const changes = ['visitor_changes', 'audience_changes']
 
 /**
  * Records as seen the changes up to `settled` (old enough for every row of their insert to be
- * visible) that no pass has seen yet, with this pass's `until`.
+ * visible) that no pass has seen yet, with this pass's `until`, of the slice (`sliceCondition`):
+ * the set of seen changes it builds shrinks with its slice. A statement refused for memory and run
+ * again inserts only what it had not inserted: the rows it wrote are seen by then.
  */
 const recordSeen = `
   INSERT INTO first_hours_seen (organization_id, visitor_id, changed_at, pass)
   SELECT organization_id, visitor_id, changed_at, {until:DateTime64(3, 'UTC')}
   FROM (${changes})
-  WHERE changed_at <= {settled:DateTime64(3, 'UTC')}
+  WHERE changed_at <= {settled:DateTime64(3, 'UTC')} AND ${sliceCondition('visitor_id')}
     AND (organization_id, visitor_id, changed_at) NOT IN (
       SELECT organization_id, visitor_id, changed_at FROM first_hours_seen
-      WHERE changed_at > {after:DateTime64(3, 'UTC')})`
+      WHERE changed_at > {after:DateTime64(3, 'UTC')} AND ${sliceCondition('visitor_id')})`
 
 /**
  * The visitors a pass settles: the changes it (or a pass that never finished) recorded as seen,
@@ -225,7 +227,9 @@ export async function settleFirstHours(
   }
   // A full pass records the changes too: it settles every visitor as they are now, so the next
   // pass goes on from its changes rather than settling its overlap once more.
-  await store.command(recordSeen, params)
+  await runInSlices((slice) => store.command(recordSeen, { ...params, ...sliceParams(slice) }), {
+    onSplit: options.onSplit,
+  })
   const changed = full
     ? { condition: () => 'true', from: 'visitor_hours' }
     : {
