@@ -16,6 +16,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { settleFirstHours } from '@visitor-id/core/analytics'
+import { migrate } from '@visitor-id/core/store'
 import { rssBytes, startServer } from '../analytics/server.mjs'
 import { benchSecret, withStore } from '../webhooks/dataset.mjs'
 import { startReceiver } from '../webhooks/receivers.mjs'
@@ -71,8 +72,12 @@ function parseSize(text) {
 const info = await preparedStore(storeDir, { pageViews, log })
 const runDir = copyStore(storeDir, `${storeDir}-run`)
 // The statistics settled up to now before the server starts, as a live store's are: a store
-// prepared more than a day ago would otherwise be settled whole during the run.
-await withStore(runDir, (store) => settleFirstHours(store))
+// prepared more than a day ago would otherwise be settled whole during the run. Migrated first: a
+// store prepared by an earlier release lacks the tables today's pass writes.
+await withStore(runDir, async (store) => {
+  await migrate(store)
+  await settleFirstHours(store)
+})
 const keys = JSON.parse(readFileSync(path.join(runDir, 'bootstrap.json'), 'utf8'))
 const receiver = await startReceiver({ secret: benchSecret })
 log(
