@@ -4,6 +4,7 @@
 // window since the last one.
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Coordination } from '../coordination/ports.js'
+import { withLock } from '../coordination/with-lock.js'
 import { appendNewEvents, eventIdOf } from '../events/events.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
@@ -11,7 +12,13 @@ import { warnOnSplit } from '../store/slices.js'
 import { storedTime } from '../store/time.js'
 import { organizationIcpConfigs } from './configs.js'
 import type { IcpConfigRow } from './rows.js'
-import { activeOrganizationConfigIds, scoreConfig, splitMessage } from './scoring.js'
+import {
+  activeOrganizationConfigIds,
+  scoreConfig,
+  scoringLockName,
+  scoringLockTtlMs,
+  splitMessage,
+} from './scoring.js'
 
 export interface IncrementalDeps {
   store: Store
@@ -121,7 +128,16 @@ export async function rescoreChangedVisitors(
     const configs = await organizationIcpConfigs(deps.repos, organizationId)
     const active = scoringOrder(configs)
     const emitMatches = active.length > 0 && (await hasIcpMatchFlows(deps.repos, organizationId))
-    for (const config of active) await scoreChanged(deps, config, configs, { after, until }, emitMatches)
+    for (const { id } of active) {
+      const lock = { leaseMs: scoringLockTtlMs, waitMs: scoringLockTtlMs }
+      await withLock(deps.coordination.locks, scoringLockName(id), lock, async () => {
+        // Read again under the lock: a recalculation of a changed config may have run while this
+        // waited, and scoring with the config as it was read before would undo its results.
+        const current = await organizationIcpConfigs(deps.repos, organizationId)
+        const config = current.find((c) => c.id === id)
+        if (config?.is_active) await scoreChanged(deps, config, current, { after, until }, emitMatches)
+      })
+    }
     if (active.length > 0) scored++
   }
   await deps.store.insert('icp_rescore_passes', [{ until, finished_at: new Date().toISOString() }])

@@ -29,7 +29,11 @@ let coordination: Coordination
 const silent = { info() {}, warn() {} }
 
 /** Scoring statements running right now, the most seen at once, and a hook run as one starts. */
-const inserts = { running: 0, most: 0, onStart: undefined as (() => Promise<void>) | undefined }
+const inserts = {
+  running: 0,
+  most: 0,
+  onStart: undefined as ((params?: QueryParams) => Promise<void>) | undefined,
+}
 
 beforeAll(async () => {
   const inner = createStore({ database: 'default', dataDir: tmp.dir })
@@ -40,7 +44,7 @@ beforeAll(async () => {
       const scoring = sql.startsWith('INSERT INTO icp_scores')
       if (scoring) {
         inserts.most = Math.max(inserts.most, ++inserts.running)
-        await inserts.onStart?.()
+        await inserts.onStart?.(params)
       }
       try {
         await inner.command(sql, params)
@@ -321,6 +325,45 @@ describe('incremental re-scoring', () => {
       await restarted.close()
     }
     expect((await scoreOf(config, visitor))?.matched).toBe(1) // not read again
+  })
+
+  it('a pass and a recalculation of a changed config take turns: the pass never undoes the new results', async () => {
+    const org = newId()
+    const visitor = newId()
+    await pageViews(org, visitor, 'DE')
+    let config = await createIcpConfig(repos, coordination.locks, org, 'partner', {
+      name: 'French first',
+      rules: {
+        groups: [{ operator: 'AND', conditions: [{ type: 'country', comparator: 'equals', value: 'FR' }] }],
+      },
+    })
+    await runRecalculation(deps(), { organizationId: org, configId: config.id })
+    await rescoreChangedVisitors(deps(), { overlapMs: 0 })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    await pageViews(org, visitor, 'DE') // the visitor changed: the next pass scores them
+    // The pass's scoring statement waits once it has started, with the config as it was.
+    let resume = () => {}
+    const paused = new Promise<void>((started) => {
+      inserts.onStart = async (params) => {
+        if (params?.configId !== config.id) return
+        inserts.onStart = undefined
+        started()
+        await new Promise<void>((resolve) => {
+          resume = resolve
+        })
+      }
+    })
+    const pass = rescoreChangedVisitors(deps(), { overlapMs: 0 })
+    await paused
+    // Meanwhile the config changes and its recalculation is asked for.
+    config = await updateIcpConfig(repos, coordination.locks, config, { rules: germanRules })
+    const recalculation = runRecalculation(deps(), { organizationId: org, configId: config.id })
+    const sleep = new Promise((resolve) => setTimeout(resolve, 1000))
+    expect(await Promise.race([recalculation.then(() => 'ran'), sleep.then(() => 'waits')])).toBe('waits')
+    resume()
+    await pass
+    await recalculation
+    expect((await scoreOf(config, visitor))?.matched).toBe(1)
   })
 
   it('a worker pass scores within its interval, without a recalculation', async () => {

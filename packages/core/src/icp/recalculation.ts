@@ -7,7 +7,14 @@ import type { Store } from '../store/client.js'
 import { warnOnSplit } from '../store/slices.js'
 import { organizationIcpConfigs } from './configs.js'
 import type { IcpConfigRow } from './rows.js'
-import { activeOrganizationConfigIds, configExpressions, scoreConfig, splitMessage } from './scoring.js'
+import {
+  activeOrganizationConfigIds,
+  configExpressions,
+  scoreConfig,
+  scoringLockName,
+  scoringLockTtlMs,
+  splitMessage,
+} from './scoring.js'
 
 export const recalculationJobName = 'icp.recalculate'
 
@@ -30,8 +37,6 @@ interface RecalculationJob {
 
 const statusKey = (configId: string) => `icp:recalculation:${configId}`
 const statusTtlMs = 7 * 24 * 3600 * 1000
-/** A run holds its config's lock this long at most (renewed never: a longer run would let a second start). */
-const runLockTtlMs = 30 * 60 * 1000
 
 /** The config's last recalculation, or null when none was ever asked for. */
 export async function recalculationStatus(
@@ -117,7 +122,11 @@ async function countScores(
 /** Runs one recalculation (the job's handler); one run at a time per config, in any process. */
 export async function runRecalculation(deps: RecalculationDeps, job: RecalculationJob): Promise<void> {
   const { coordination, log } = deps
-  const lock = await coordination.locks.acquire(`icp:score:${job.configId}`, runLockTtlMs, runLockTtlMs)
+  const lock = await coordination.locks.acquire(
+    scoringLockName(job.configId),
+    scoringLockTtlMs,
+    scoringLockTtlMs,
+  )
   const startedAt = new Date().toISOString()
   const started = Date.now()
   const previous = await recalculationStatus(coordination, job.configId)

@@ -10,6 +10,14 @@ import { factColumns, factsQuery } from './facts.js'
 import { filterToRules } from './filter-rules.js'
 import type { IcpConfigRow } from './rows.js'
 
+/**
+ * One scoring run per config at a time, in any process: a recalculation and the incremental pass
+ * take turns, so a pass cannot write results of a config older than those a recalculation wrote.
+ */
+export const scoringLockName = (configId: string) => `icp:score:${configId}`
+/** A run holds its config's lock this long at most (renewed never: a longer run would let a second start). */
+export const scoringLockTtlMs = 30 * 60 * 1000
+
 /** What a pass logs when a slice of its visitors was refused for memory (`warnOnSplit`). */
 export const splitMessage = 'icp: a slice of the visitors was refused for memory; scoring it in halves'
 
