@@ -145,23 +145,39 @@ export function createLoad(base, { trackingKey, apiKey, organizationId, visitorI
       }
       return (performance.now() - started) / 1000
     },
-    /** As many hits as `connections` clients send back to back for `seconds`: the hits acknowledged per second. */
-    async capacity(seconds, connections = 1000) {
+    /**
+     * The hits acknowledged per second when `connections` clients send back to back for `seconds`,
+     * with the rest of the soak's mix beside them: one hit in `1 + 1 / identifyShare` an identify
+     * hit, and API reads at `readRate` a second. So the capacity is the whole mix's, not ingest's
+     * alone. The reads are not part of the soak's latencies; their answers are counted.
+     */
+    async capacity(seconds, { connections = 1000, identifyShare = 0.05, readRate = 10 } = {}) {
       const until = performance.now() + seconds * 1000
-      const before = stats.ingest.done
+      let acknowledged = 0
+      const reading = every100ms(readRate, read)
       await Promise.all(
         Array.from({ length: connections }, async () => {
           while (performance.now() < until && next < maxHits) {
             const n = next++
-            const { headers, body } = hitRequest(pool, trackingKey, n)
+            const identifying = Math.random() < identifyShare / (1 + identifyShare)
+            const { headers, body } = identifying
+              ? identify.request(trackingKey, n)
+              : hitRequest(pool, trackingKey, n)
             const result = await send(base, 'POST', '/collect', headers, body)
-            if (result.status === 202) acked[n] = 1
             // Not part of the soak's latencies: at full load every request queues.
-            if (result.status === 202) stats.ingest.done++
+            if (result.status === 202) {
+              acked[n] = 1
+              acknowledged++
+            }
           }
         }),
       )
-      return (stats.ingest.done - before) / seconds
+      clearInterval(reading)
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight])
+      // The soak's counts start after this.
+      stats.reads = tally()
+      stats.notSent = 0
+      return acknowledged / seconds
     },
   }
 }

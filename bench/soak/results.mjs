@@ -19,7 +19,7 @@ export function resultsMarkdown(f, targets, samples) {
     `Start: the server answered probe hits within 500 ms for 15 s in a row ${n(f.startSeconds)} s after it ` +
       'started (its first passes: the ICP re-scoring of the visitors changed in the last day, the statistics).',
     '',
-    `Load: ingest capacity measured ${n(f.capacity)} hits/s; the soak sends ${n(f.rates.ingestRate)} hits/s, ` +
+    `Load: capacity measured ${n(f.capacity)} hits/s (the whole mix: 5 % identify hits and 10 API reads/s beside); the soak sends ${n(f.rates.ingestRate)} hits/s, ` +
       `${n(f.rates.identifyRate)} identify hits/s (each identification a webhook delivery to a local receiver) and ` +
       `${f.rates.readRate} API reads/s (profiles, statistics, lists), while the worker re-scores the ICP config ` +
       `(${n(f.icp.runs)} scoring runs wrote ${n(f.icp.rows)} scores) and settles the statistics.`,
@@ -54,7 +54,11 @@ export function resultsMarkdown(f, targets, samples) {
 
 function targetFigure(f, index) {
   if (index === 0)
-    return `${f.rss.startRss.toFixed(0)} MiB after warm-up -> ${f.rss.endRss.toFixed(0)} MiB at the end (${(f.rss.growth * 100).toFixed(2)} %)`
+    return (
+      `trend ${f.rss.startRss.toFixed(0)} MiB after warm-up -> ${f.rss.endRss.toFixed(0)} MiB at the end ` +
+      `(${(f.rss.growth * 100).toFixed(2)} %); medians of the first and last five minutes ` +
+      `${f.rss.medians.first.toFixed(0)} -> ${f.rss.medians.last.toFixed(0)} MiB`
+    )
   if (index === 1)
     return `peak ${f.rss.peak.toFixed(0)} MiB sampled, ${f.rss.highWater.toFixed(0)} MiB high-water mark (VmHWM; cap ${f.settings.capMiB} MiB)`
   if (index === 2)

@@ -46,6 +46,8 @@ const storeDir =
   values.store ?? `/work/bench-data/soak-${pageViews >= 1_000_000 ? `${pageViews / 1_000_000}m` : pageViews}`
 const outDir = values.out ?? (quick ? mkdtempSync(path.join(os.tmpdir(), 'soak-')) : import.meta.dirname)
 const heapMb = Number(values['heap-mb'])
+// Long enough for the inserts' parts to be merged as they are in the soak.
+const capacitySeconds = quick ? 20 : 60
 const mib = 1024 ** 2
 const memoryLimitMiB = parseSize(values['memory-limit']) / mib
 // The documented bound of the process (README.md, Operations, "Memory"): the engine's limit, the
@@ -61,6 +63,18 @@ function statusKiB(pid, field) {
   } catch {
     return Number.NaN
   }
+}
+
+/** The least-squares line through `[x, y]` points: `at(x)` is its value at x. */
+function leastSquares(points) {
+  const n = points.length
+  const mean = (values) => values.reduce((sum, v) => sum + v, 0) / Math.max(n, 1)
+  const mx = mean(points.map(([x]) => x))
+  const my = mean(points.map(([, y]) => y))
+  const sxx = points.reduce((sum, [x]) => sum + (x - mx) ** 2, 0)
+  const sxy = points.reduce((sum, [x, y]) => sum + (x - mx) * (y - my), 0)
+  const slope = sxx === 0 ? 0 : sxy / sxx
+  return { slope, at: (x) => my + slope * (x - mx) }
 }
 
 function parseSize(text) {
@@ -115,8 +129,10 @@ log(`settled ${startSeconds.toFixed(0)} s after the start`)
 let capacity
 if (values['ingest-rate']) capacity = Number(values['ingest-rate']) * 2
 else {
-  log('measuring ingest capacity for 20 s (1,000 clients back to back)')
-  capacity = await load.capacity(20)
+  log(
+    `measuring capacity for ${capacitySeconds} s: 1,000 clients back to back, 5 % identify hits, 10 API reads/s`,
+  )
+  capacity = await load.capacity(capacitySeconds)
   await new Promise((resolve) => setTimeout(resolve, 5000))
 }
 const rates = { ingestRate: Math.round(capacity / 2), identifyRate: 0, readRate: 10 }
@@ -194,10 +210,21 @@ for (let n = 0; n < load.sent; n++) {
 rmSync(runDir, { recursive: true, force: true })
 
 const afterWarmup = samples.filter((s) => s.minute >= warmupMinutes)
-const firstMinute = afterWarmup.filter((s) => s.minute < warmupMinutes + 1).map((s) => s.rssMiB)
-const lastMinute = afterWarmup.filter((s) => s.minute > minutes - 1).map((s) => s.rssMiB)
-const startRss = percentile(firstMinute, 50)
-const endRss = percentile(lastMinute, 50)
+// Growth is the trend of RSS after the warm-up: a least-squares line through its samples, from its
+// value at the first sample to its value at the last. RSS swings by a tenth minute to minute (the
+// engine's caches and parts come and go), so two single minutes would measure the swing, not drift.
+const trend = leastSquares(afterWarmup.map((s) => [s.minute, s.rssMiB]))
+const startRss = trend.at(afterWarmup[0]?.minute ?? warmupMinutes)
+const endRss = trend.at(afterWarmup.at(-1)?.minute ?? minutes)
+const fiveMinutes = (from, to) =>
+  percentile(
+    afterWarmup.filter((s) => s.minute >= from && s.minute <= to).map((s) => s.rssMiB),
+    50,
+  )
+const medians = {
+  first: fiveMinutes(warmupMinutes, warmupMinutes + 5),
+  last: fiveMinutes(minutes - 5, minutes),
+}
 const warmupEnds = started + warmupMinutes * 60_000
 const requests = ['ingest', 'identify', 'reads'].map((kind) => {
   const t = load.stats[kind]
@@ -228,6 +255,7 @@ const figures = {
     startRss,
     endRss,
     growth: (endRss - startRss) / startRss,
+    medians,
     peak: Math.max(...samples.map((s) => s.rssMiB)),
     highWater: highWaterMiB,
   },
