@@ -19,6 +19,7 @@
 // config turned on, off or deleted (`markAudienceChanged` in icp), an identification (`visitor_changes`).
 import { type PeriodicTask, startPeriodicTask } from '../coordination/periodic.js'
 import type { Locks } from '../coordination/ports.js'
+import { withLock } from '../coordination/with-lock.js'
 import type { Store } from '../store/client.js'
 import { renderStatement } from '../store/render-ddl.js'
 import { runInSlices, type SlicedOptions, sliceCondition, sliceParams, warnOnSplit } from '../store/slices.js'
@@ -269,6 +270,18 @@ const lockName = 'analytics:first-hours'
 const lockTtlMs = 30 * 60_000
 
 /**
+ * Runs `work` holding the periodic pass's lock (waiting for a pass under way), so no pass settles
+ * while it runs: for work that changes `first_hours` itself (an erasure) or wants a pass now.
+ */
+export async function withFirstHoursLock<T>(
+  locks: Locks,
+  work: () => Promise<T>,
+  waitMs = 5 * 60_000,
+): Promise<T> {
+  return withLock(locks, lockName, { leaseMs: lockTtlMs, waitMs }, work)
+}
+
+/**
  * One pass now, under the lock of the periodic pass (waiting for a pass under way): for a process
  * that wrote page views and wants them counted at once (the demo seed).
  */
@@ -276,12 +289,7 @@ export async function settleFirstHoursNow(
   deps: { store: Store; locks: Locks },
   waitMs = 5 * 60_000,
 ): Promise<SettleResult> {
-  const lock = await deps.locks.acquire(lockName, lockTtlMs, waitMs)
-  try {
-    return await settleFirstHours(deps.store)
-  } finally {
-    await lock.release()
-  }
+  return withFirstHoursLock(deps.locks, () => settleFirstHours(deps.store), waitMs)
 }
 
 /**

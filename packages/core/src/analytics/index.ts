@@ -33,6 +33,7 @@ export {
   settleFirstHours,
   settleFirstHoursNow,
   startFirstHoursSettling,
+  withFirstHoursLock,
 } from './first-hours.js'
 export {
   effectiveRange,
