@@ -24,6 +24,8 @@ export interface ApiPluginOptions {
   phone: PhoneSearchDeps
   billing: BillingDeps
   integrations: FlowDeps
+  /** Privacy requests' process parts (the set of erased visitor ids ingest checks); none in tests. */
+  privacy?: ApiServices['privacy']
 }
 
 /** Every /api/v1 route, from the route table. Register with `{ prefix: '/api/v1' }`. */
@@ -59,6 +61,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, optio
     reads: { profiles: createVisitorProfileReader(store), phoneSearches: createPhoneSearchReader(store) },
     billing,
     integrations,
+    privacy: options.privacy ?? {},
     log: app.log,
   }
   const limiter = coordination.createRateLimiter({ limit: config.apiRateLimit, windowMs: 60_000 })

@@ -9,6 +9,7 @@ import type { ErrorCode } from '@visitor-id/core/errors'
 import type { FlowDeps } from '@visitor-id/core/integrations'
 import type { ListRow } from '@visitor-id/core/lists'
 import type { PhoneSearchDeps, PhoneSearchReader } from '@visitor-id/core/phone-search'
+import type { ErasureDeps } from '@visitor-id/core/privacy'
 import type { Repositories } from '@visitor-id/core/repositories'
 import type { Store } from '@visitor-id/core/store'
 import type { VisitorProfileReader } from '@visitor-id/core/visitor-tracking'
@@ -72,6 +73,11 @@ export interface ApiServices {
   billing: BillingDeps
   /** Ad-platform integrations and flows (core integrations/index.ts). */
   integrations: FlowDeps
+  /**
+   * Privacy requests: this process's set of erased visitor ids (ingest's, when it serves ingest)
+   * and how long an erasure waits for hits acknowledged before it (core privacy/erasure.ts).
+   */
+  privacy: Pick<ErasureDeps, 'erasedVisitors' | 'pendingHitsMs'>
   log: FastifyBaseLogger
 }
 

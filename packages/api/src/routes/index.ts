@@ -13,6 +13,7 @@ import { partnerIcpConfigRoutes } from './partner-icp-configs.js'
 import { partnerWebhookRoutes } from './partner-webhooks.js'
 import { paymentRoutes } from './payments.js'
 import { pingRoutes } from './ping.js'
+import { privacyRoutes } from './privacy.js'
 import { visitorTrackingRoutes } from './visitor-tracking.js'
 
 /** Every /api/v1 route. The plugin, the OpenAPI document and the tenant/scope matrix all read this. */
@@ -32,4 +33,5 @@ export const routes: readonly Route[] = [
   ...partnerDomainRoutes,
   ...paymentRoutes,
   ...integrationRoutes,
+  ...privacyRoutes,
 ]

@@ -9,6 +9,7 @@ import { newId } from '../ids.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
 import { renderStatement } from '../store/render-ddl.js'
+import { storedTime } from '../store/time.js'
 import { type ErasedVisitors, recordErasedVisitors } from './erased-visitors.js'
 import { findPerson, keyKindOf, type Person, type PersonKey } from './person.js'
 import { type PersonalTable, personalTables, personParams } from './tables.js'
@@ -157,4 +158,48 @@ export async function erasePerson(
     },
   ])
   return result
+}
+
+/** An erasure as recorded. */
+export interface ErasureRecord {
+  id: string
+  keyKind: ErasureResult['keyKind']
+  requestedBy: string
+  visitors: number
+  contacts: number
+  rows: Record<string, number>
+  requestedAt: string
+  finishedAt: string
+}
+
+/** The organization's erasures, latest first (at most `limit`). */
+export async function listErasures(
+  store: Store,
+  organizationId: string,
+  limit = 1000,
+): Promise<ErasureRecord[]> {
+  const rows = await store.query<{
+    id: string
+    key_kind: ErasureResult['keyKind']
+    requested_by: string
+    visitors: number
+    contacts: number
+    rows: Record<string, string | number>
+    requested_at: string
+    finished_at: string
+  }>(
+    `SELECT id, key_kind, requested_by, visitors, contacts, rows, requested_at, finished_at FROM erasures
+     WHERE organization_id = {organizationId:UUID} ORDER BY requested_at DESC, id LIMIT {limit:UInt32}`,
+    { organizationId, limit },
+  )
+  return rows.map((row) => ({
+    id: row.id,
+    keyKind: row.key_kind,
+    requestedBy: row.requested_by,
+    visitors: Number(row.visitors),
+    contacts: Number(row.contacts),
+    rows: Object.fromEntries(Object.entries(row.rows).map(([table, n]) => [table, Number(n)])),
+    requestedAt: storedTime(row.requested_at),
+    finishedAt: storedTime(row.finished_at),
+  }))
 }

@@ -5,6 +5,12 @@ export {
   erasedVisitorHash,
   replacementVisitorId,
 } from './erased-visitors.js'
-export { type ErasureDeps, type ErasureResult, erasePerson } from './erasure.js'
+export {
+  type ErasureDeps,
+  type ErasureRecord,
+  type ErasureResult,
+  erasePerson,
+  listErasures,
+} from './erasure.js'
 export { findPerson, type Person, type PersonKey, personKeySchema } from './person.js'
 export { personalTables, tablesWithoutPersons } from './tables.js'

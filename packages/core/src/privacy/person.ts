@@ -8,38 +8,46 @@ import type { Store } from '../store/client.js'
 
 const hexSha256 = /^[0-9a-f]{64}$/
 
-/** Exactly one of the three keys: what an erasure or access request names the person by. */
-export const personKeySchema = z.union([
-  z.strictObject({
+/** What a person may be named by: an email, the SHA-256 of one, or a visitor id. */
+export type PersonKey = { email: string } | { emailSha256: string } | { visitorId: string }
+
+/**
+ * A request's key: exactly one of the three fields, normalized (the email trimmed and lowercased,
+ * the hash lowercased); two or none is 400 naming the fields.
+ */
+export const personKeySchema = z
+  .strictObject({
     email: z
       .string()
       .max(320)
-      .transform((value, context) => {
-        const email = normalizeEmail(value)
-        if (email === undefined) {
-          context.addIssue({ code: 'custom', message: 'must be an email address' })
-          return z.NEVER
-        }
-        return email
-      })
-      .describe('The email address (any case; trimmed)'),
-  }),
-  z.strictObject({
+      .refine((value) => normalizeEmail(value) !== undefined, 'must be an email address')
+      .transform((value) => normalizeEmail(value)!)
+      .optional()
+      .describe('The email address (any case, spaces around it ignored)'),
     emailSha256: z
       .string()
+      .max(64)
       .transform((value) => value.trim().toLowerCase())
       .pipe(z.string().regex(hexSha256, 'must be 64 hex digits'))
-      .describe('The lowercase hex SHA-256 of the trimmed, lowercased email address'),
-  }),
-  z.strictObject({
+      .optional()
+      .describe('The hex SHA-256 of the trimmed, lowercased email address'),
     visitorId: z
       .uuid()
       .transform((value) => value.toLowerCase())
-      .describe("The pixel's visitor id"),
-  }),
-])
-
-export type PersonKey = z.infer<typeof personKeySchema>
+      .optional()
+      .describe("The pixel's visitor id (one browser)"),
+  })
+  .refine((key) => Object.values(key).filter((value) => value !== undefined).length === 1, {
+    message: 'name the person by exactly one of email, emailSha256 and visitorId',
+  })
+  .transform(
+    (key): PersonKey =>
+      key.email !== undefined
+        ? { email: key.email }
+        : key.emailSha256 !== undefined
+          ? { emailSha256: key.emailSha256 }
+          : { visitorId: key.visitorId! },
+  )
 
 /** Which key a request used (recorded with an erasure; the key itself is not). */
 export const keyKindOf = (key: PersonKey): 'email' | 'email_sha256' | 'visitor_id' =>

@@ -1,0 +1,150 @@
+// Privacy requests of an organization about one person (core privacy/): erase them from every
+// table, export everything held about them, and the record of past erasures. The key naming the
+// person travels in the body, never in the URL, so it is in no access log.
+import { erasePerson, exportPerson, listErasures, personKeySchema } from '@visitor-id/core/privacy'
+import { z } from 'zod'
+import { defineRoute, type Route } from '../route-definition.js'
+import { organizationIdParam } from '../schemas/common.js'
+import { addressed, callerPrincipal } from './context.js'
+
+const organizationParams = z.object({ organizationId: organizationIdParam })
+const tag = 'Privacy'
+
+const rowCounts = z.record(z.string(), z.number().int()).describe('Rows per table')
+
+const erasureSchema = z.object({
+  id: z.string(),
+  keyKind: z
+    .enum(['email', 'email_sha256', 'visitor_id'])
+    .describe('What named the person (the key itself is not kept)'),
+  requestedBy: z.string().describe('`user:<id>` or `key:<id>` of the caller, or `cli`'),
+  visitors: z.number().int().describe('Visitors of the organization found for the person'),
+  contacts: z.number().int().describe('Contacts of the dataset found for the person (erased too)'),
+  rows: rowCounts.describe('Rows deleted per table'),
+  requestedAt: z.string(),
+  finishedAt: z.string(),
+})
+
+const keptSchema = z
+  .record(z.string(), z.object({ rows: z.number().int(), reason: z.string() }))
+  .describe('Tables whose rows of the person are kept, with why')
+
+const exportSchema = z.object({
+  organizationId: z.string(),
+  keyKind: erasureSchema.shape.keyKind,
+  generatedAt: z.string(),
+  found: z.object({
+    visitorIds: z.array(z.string()),
+    emails: z.array(z.string()),
+    contactIds: z.array(z.string()),
+  }),
+  tables: z
+    .record(
+      z.string(),
+      z.union([
+        z.object({ rows: z.array(z.record(z.string(), z.unknown())) }),
+        z.object({ count: z.number().int() }),
+      ]),
+    )
+    .describe('Per table: its rows naming the person, or for a rollup how many rows it holds of them'),
+})
+
+/** Who asked, as the erasure records it. */
+const requester = (principal: { userId: string | null; keyId: string }) =>
+  principal.userId ? `user:${principal.userId}` : `key:${principal.keyId}`
+
+export const privacyRoutes: Route[] = [
+  defineRoute({
+    operationId: 'erasePerson',
+    method: 'DELETE',
+    path: '/organization/{organizationId}/persons',
+    auth: 'organization',
+    scope: 'admin',
+    tenancy: 'organization-param',
+    tag,
+    summary: 'Erase a person (right to erasure)',
+    description:
+      'Deletes every row that names the person in the organization, found from exactly one of ' +
+      '`email`, `emailSha256` or `visitorId` in the body: their visitors, page views, sessions and ' +
+      'rollup rows, identifications, events and the webhook deliveries and flow runs of those ' +
+      'events, phone searches, ICP scores, list memberships, and the contacts of the dataset they ' +
+      'were identified as. The statistics are adjusted as if their page views had never been ' +
+      'stored. Their browser, which still sends its visitor id, becomes a new anonymous visitor. ' +
+      'The erasure is recorded (who, when, which kind of key, how many rows), never the key. ' +
+      'Answers when the rows are gone. Erasing someone unknown erases nothing and answers the same way.',
+    params: organizationParams,
+    body: personKeySchema,
+    response: {
+      status: 200,
+      description: 'Erased',
+      schema: z.object({ erasure: erasureSchema, kept: keptSchema }),
+    },
+    errors: [],
+    example: (ids) => ({
+      params: { organizationId: ids.organizationId },
+      body: { email: 'jane.doe@example.com' },
+    }),
+    async handler({ principal, organization, body, services }) {
+      const caller = callerPrincipal(principal)
+      const result = await erasePerson(
+        {
+          store: services.store,
+          repos: services.repos,
+          locks: services.coordination.locks,
+          ...services.privacy,
+        },
+        addressed(organization).id,
+        body,
+        requester(caller),
+      )
+      const { erasureId, kept, ...erasure } = result
+      return { erasure: { id: erasureId, requestedBy: requester(caller), ...erasure }, kept }
+    },
+  }),
+  defineRoute({
+    operationId: 'exportPerson',
+    method: 'POST',
+    path: '/organization/{organizationId}/persons/export',
+    auth: 'organization',
+    scope: 'admin',
+    tenancy: 'organization-param',
+    tag,
+    summary: 'Export everything held about a person (right of access)',
+    description:
+      'The same search as an erasure, changing nothing: every record that names the person, with ' +
+      'every column, per table; rollups derived from the page views are counted. Name the person ' +
+      'by exactly one of `email`, `emailSha256` or `visitorId`.',
+    params: organizationParams,
+    body: personKeySchema,
+    response: { status: 200, description: 'What is held about the person', schema: exportSchema },
+    errors: [],
+    example: (ids) => ({
+      params: { organizationId: ids.organizationId },
+      body: { visitorId: ids.visitorId },
+    }),
+    async handler({ organization, body, services }) {
+      return exportPerson({ store: services.store, repos: services.repos }, addressed(organization).id, body)
+    },
+  }),
+  defineRoute({
+    operationId: 'listErasures',
+    method: 'GET',
+    path: '/organization/{organizationId}/erasures',
+    auth: 'organization',
+    scope: 'admin',
+    tenancy: 'organization-param',
+    tag,
+    summary: "The organization's erasures, latest first",
+    params: organizationParams,
+    response: {
+      status: 200,
+      description: 'The record of each erasure',
+      schema: z.object({ erasures: z.array(erasureSchema) }),
+    },
+    errors: [],
+    example: (ids) => ({ params: { organizationId: ids.organizationId } }),
+    async handler({ organization, services }) {
+      return { erasures: await listErasures(services.store, addressed(organization).id) }
+    },
+  }),
+]
