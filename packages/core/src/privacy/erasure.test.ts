@@ -345,12 +345,18 @@ describe('access and erasure', () => {
     })
     // The browser's next hit is a new visitor.
     expect(erasedVisitors.has(org, ada.visitorId)).toBe(true)
+    // A process that starts later reads them from the store.
     const elsewhere = createErasedVisitors(store)
-    await elsewhere.refresh()
+    await elsewhere.start()
     expect(elsewhere.has(org, ada.visitorId)).toBe(true)
     expect(elsewhere.has(org, bob.visitorId)).toBe(false)
-    expect(replacementVisitorId(ada.visitorId)).not.toBe(ada.visitorId)
-    expect(replacementVisitorId(ada.visitorId)).toBe(replacementVisitorId(ada.visitorId.toUpperCase()))
+    expect(elsewhere.has(newId(), ada.visitorId)).toBe(false)
+    const replacement = elsewhere.visitorIdFor(org, ada.visitorId)
+    expect(replacement).toBe(replacementVisitorId(ada.visitorId))
+    expect(replacement).not.toBe(ada.visitorId)
+    expect(replacement).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(elsewhere.visitorIdFor(org, bob.visitorId)).toBe(bob.visitorId)
+    await elsewhere.stop()
   })
 
   it('erasing someone unknown erases nothing and says so', async () => {

@@ -18,7 +18,10 @@ export interface ErasureDeps {
   store: Store
   repos: Pick<Repositories, 'lists'>
   locks: Locks
-  /** This process's set of erased visitor ids (ingest's), told at once; others read the store. */
+  /**
+   * The process's set of erased visitor ids (ingest's): told at once, and it tells the other
+   * processes. Without one (a command with the store to itself), the ids go to the store only.
+   */
   erasedVisitors?: ErasedVisitors
   /**
    * How long hits acknowledged before the erasure may wait for their insert (ingest's batch
@@ -110,8 +113,8 @@ export async function erasePerson(
   const person = await findPerson(store, organizationId, key)
   const listIds = await organizationListIds(deps.repos, organizationId)
   const params = personParams(person, listIds)
-  await recordErasedVisitors(store, organizationId, person.visitorIds)
-  deps.erasedVisitors?.add(organizationId, person.visitorIds)
+  if (deps.erasedVisitors) await deps.erasedVisitors.record(organizationId, person.visitorIds)
+  else await recordErasedVisitors(store, organizationId, person.visitorIds)
   if (person.visitorIds.length > 0 && deps.pendingHitsMs) {
     await new Promise((resolve) => setTimeout(resolve, deps.pendingHitsMs))
   }
