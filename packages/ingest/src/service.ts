@@ -11,6 +11,7 @@ import {
   type IdentifyHit,
   identifyVisitors,
 } from '@visitor-id/core/identification'
+import type { ErasedVisitors } from '@visitor-id/core/privacy'
 import type { Repositories } from '@visitor-id/core/repositories'
 import type { Store } from '@visitor-id/core/store'
 import { type BatchWriter, createBatchWriter } from './batch-writer.js'
@@ -43,6 +44,8 @@ export interface IngestServiceOptions {
   registry?: MetricsRegistry
   /** Where finished imports are announced and heard (coordination.pubsub); unset: this process only. */
   pubsub?: PubSub
+  /** Erased visitor ids: their browsers' hits are stored as a new visitor (core privacy/). */
+  erasedVisitors?: Pick<ErasedVisitors, 'visitorIdFor'>
 }
 
 export interface IngestService {
@@ -251,7 +254,7 @@ export async function createIngestService(options: IngestServiceOptions): Promis
   )
   const ipIntelligence = await loadIpIntelligence(store, settings, metrics)
   const trackingKeys = createTrackingKeyCache({ repos })
-  const pipeline = createHitPipeline({ trackingKeys, ipIntelligence })
+  const pipeline = createHitPipeline({ trackingKeys, ipIntelligence, erasedVisitors: options.erasedVisitors })
   const identified = createIdentifiedVisitors()
   const droppedHits = createDroppedHits({
     store,

@@ -1,4 +1,4 @@
-import { apiDocsPlugin, apiPlugin } from '@visitor-id/api'
+import { type ApiPluginOptions, apiDocsPlugin, apiPlugin } from '@visitor-id/api'
 import type { Config } from '@visitor-id/core/config'
 import type { Coordination } from '@visitor-id/core/coordination'
 import { findVerifiedDomain } from '@visitor-id/core/custom-domain'
@@ -49,6 +49,8 @@ export interface AppDependencies {
   services?: ProcessServices
   /** Served at GET /metrics (Prometheus text) when given. */
   metrics?: MetricsRegistry
+  /** The privacy requests' process parts (the erased visitor ids ingest checks). */
+  privacy?: ApiPluginOptions['privacy']
 }
 
 /** Headers that carry secrets: never written to a log. */
@@ -403,6 +405,7 @@ async function registerApi(
     phone,
     billing,
     integrations,
+    ...(deps.privacy ? { privacy: deps.privacy } : {}),
   })
   // The tracker's endpoints are documented whatever this process's role: they are the service's.
   await app.register(apiDocsPlugin, {

@@ -13,6 +13,7 @@ import { importCommand } from './cli/import.js'
 import { keysCreate } from './cli/keys.js'
 import { orgCreate } from './cli/org.js'
 import { partnerKeysCommand } from './cli/partner-keys.js'
+import { privacyCommand } from './cli/privacy.js'
 import { seedDemoCommand } from './cli/seed-demo.js'
 import { UsageError } from './cli/usage.js'
 
@@ -31,6 +32,7 @@ async function runCommand(run: CommandRun, argv: string[], out: Out): Promise<vo
   if (command === 'credits') return creditsCommand(run, sub, rest, out)
   if (command === 'billing') return billingCommand(run, sub, rest, out)
   if (command === 'import') return importCommand(run, sub, rest, out)
+  if (command === 'privacy') return privacyCommand(run, sub, rest, out)
   if (command === 'backup') return backupCommand(run, argv.slice(1), out)
   if (command === 'restore') return restoreCommand(run, argv.slice(1), out)
   if (command === 'seed-demo')

@@ -4,6 +4,7 @@ import type { Coordination } from '@visitor-id/core/coordination'
 import type { FlowDeps } from '@visitor-id/core/integrations'
 import { bootstrapIfEmpty } from '@visitor-id/core/organizations'
 import type { PhoneSearchDeps } from '@visitor-id/core/phone-search'
+import { createErasedVisitors, type ErasedVisitors } from '@visitor-id/core/privacy'
 import { createRepositories, type Repositories } from '@visitor-id/core/repositories'
 import { createReadModel, type Migration, migrate, readMigrations, type Store } from '@visitor-id/core/store'
 import {
@@ -122,6 +123,8 @@ interface Foundation {
   repos: Repositories
   migrations: Migration[]
   bootstrap: Awaited<ReturnType<typeof bootstrapIfEmpty>> | undefined
+  /** Erased visitor ids, kept in step across processes: ingest replaces them, erasures add to them. */
+  erasedVisitors: ErasedVisitors
 }
 
 async function startFoundation(
@@ -158,7 +161,15 @@ async function startFoundation(
         initialCredits: { store, amount: config.initialCredits },
       })
     : undefined
-  return { config, store, coordination, repos, migrations, bootstrap }
+  const erasedVisitors = createErasedVisitors(store, {
+    pubsub: coordination.pubsub,
+    // The safety net for an announcement lost; erasures are rare and announced at once.
+    refreshMs: 60_000,
+    onError: (error) => logger.warn({ err: error }, 'privacy: erased visitors not refreshed'),
+  })
+  await erasedVisitors.start()
+  started.add('coordination', () => erasedVisitors.stop())
+  return { config, store, coordination, repos, migrations, bootstrap, erasedVisitors }
 }
 
 /** The ingest role's service (spool, writer); it starts taking hits once the HTTP app exists. */
@@ -174,6 +185,7 @@ async function startIngest(
     settings: base.config.ingest,
     registry: metrics,
     pubsub: base.coordination.pubsub,
+    erasedVisitors: base.erasedVisitors,
   })
   // Every hit still buffered goes to ClickHouse (or the spool) before the store closes.
   started.add('ingest', () => ingest.close())
@@ -198,6 +210,8 @@ async function startHttp(
     repos: parts.repos,
     migrations: parts.migrations,
     metrics: parts.metrics,
+    // An erasure waits this long for hits acknowledged before it to be stored, then deletes them too.
+    privacy: { erasedVisitors: parts.erasedVisitors, pendingHitsMs: parts.config.ingest.batchMs + 1000 },
     ...(parts.services ? { services: parts.services } : {}),
     ...(parts.ingest ? { ingest: parts.ingest.plugin } : {}),
   })
@@ -218,6 +232,7 @@ async function startAdminSocket(
     repos,
     coordination,
     ingest,
+    erasedVisitors: parts.erasedVisitors,
     // An import applies at once: here (when this process ingests), and in the other processes.
     importFinished: async (kind: ImportKind) => {
       if (ingest) return ingest.importFinished(kind)

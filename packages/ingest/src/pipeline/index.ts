@@ -6,6 +6,7 @@
 // A filtered hit is dropped and counted by reason (and, once its organization is known, by
 // organization and day: dropped-hits.ts); it is never stored.
 import { type FilteredHitReason, filteredHitReasons } from '@visitor-id/core/analytics'
+import { type ErasedVisitors, replacementVisitorId } from '@visitor-id/core/privacy'
 import type { PixelConfigRow } from '@visitor-id/core/visitor-tracking'
 import { wire } from '@visitor-id/pixel'
 import { type Hit, isTrackingKeyShape } from '../collect-schema.js'
@@ -124,12 +125,26 @@ export interface HitPipelineOptions {
   trackingKeys: TrackingKeyCache
   /** Unset: no IP enrichment (the IP is still stored when allowed). */
   ipIntelligence?: IpIntelligence | undefined
+  /** Erased visitor ids: a hit of one is stored under its replacement, a new anonymous visitor. */
+  erasedVisitors?: Pick<ErasedVisitors, 'visitorIdFor'> | undefined
 }
 
 export interface HitPipeline {
   process(hit: Hit, request: HitRequest): Promise<PipelineResult>
   /** Step names in order, for logs and docs. */
   readonly steps: readonly string[]
+}
+
+/**
+ * A hit of an erased visitor id (its browser still sends it) becomes a hit of a new anonymous
+ * visitor, in a new session: the person asked to be forgotten, not to be tracked afresh under the
+ * old id. The replacement is the same for every hit of that browser.
+ */
+function forgetErased(row: PageViewRow, erased: Pick<ErasedVisitors, 'visitorIdFor'>) {
+  const visitorId = erased.visitorIdFor(row.organization_id, row.visitor_id)
+  if (visitorId === row.visitor_id) return
+  row.visitor_id = visitorId
+  row.session_id = replacementVisitorId(row.session_id)
 }
 
 /**
@@ -161,6 +176,7 @@ export function createHitPipeline(options: HitPipelineOptions): HitPipeline {
       const drop = filterReason(hit, url, request, config)
       if (drop) return { drop, organizationId: config.organization_id }
       const row = toPageViewRow(hit, config, request, url)
+      if (options.erasedVisitors) forgetErased(row, options.erasedVisitors)
       const input = { hit, url, request, config }
       for (const [, step] of enrichment) {
         const pending = step(row, input)

@@ -2,6 +2,7 @@
 // socket hands over a `CommandContext`).
 import type { Config } from '@visitor-id/core/config'
 import type { Coordination } from '@visitor-id/core/coordination'
+import type { ErasedVisitors } from '@visitor-id/core/privacy'
 import { createRepositories, type Repositories } from '@visitor-id/core/repositories'
 import { createReadModel, migrate, type Store } from '@visitor-id/core/store'
 import type { ImportKind, IngestService } from '@visitor-id/ingest'
@@ -20,6 +21,8 @@ export interface CommandContext {
   importFinished?: (kind: ImportKind) => Promise<void>
   /** The server's ingest, when it ingests: a backup writes its buffered hits and copies its queues. */
   ingest?: Pick<IngestService, 'holdForBackup'> | undefined
+  /** The server's erased visitor ids: an erasure tells its ingest at once (and the other processes). */
+  erasedVisitors?: ErasedVisitors
 }
 
 /** How one command runs: in the CLI's own process, or in the server that owns the data directory. */

@@ -37,6 +37,11 @@ Commands:
                                          fill an organization (default: the bootstrap one) with
                                          demo companies, contacts, visitors over 30 days,
                                          identifications and a scored ICP config (N default 500)
+  privacy erase --org ORG_ID (--email EMAIL | --email-sha256 HASH | --visitor-id ID)
+                                         erase a person from every table of the organization
+                                         (and their contacts of the dataset); prints the record
+  privacy export --org ORG_ID (--email EMAIL | --email-sha256 HASH | --visitor-id ID) [--out FILE]
+                                         everything held about a person, as JSON (FILE: mode 0600)
   backup --to DIR                        back up the store (the engine's BACKUP) and DATA_DIR's
                                          own files into a new directory, with a manifest; runs in
                                          the server when one owns DATA_DIR (hits keep arriving)
