@@ -1381,6 +1381,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organization/{organizationId}/persons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase a person (right to erasure)
+         * @description Deletes every row that names the person in the organization, found from exactly one of `email`, `emailSha256` or `visitorId` in the body: their visitors, page views, sessions and rollup rows, identifications, events and the webhook deliveries and flow runs of those events, phone searches, ICP scores, list memberships, and the contacts of the dataset they were identified as. The statistics are adjusted as if their page views had never been stored. Their browser, which still sends its visitor id, becomes a new anonymous visitor. The erasure is recorded (who, when, which kind of key, how many rows), never the key. Answers when the rows are gone. Erasing someone unknown erases nothing and answers the same way.
+         *
+         *     Required scope: `admin`.
+         */
+        delete: operations["erasePerson"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organization/{organizationId}/persons/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export everything held about a person (right of access)
+         * @description The same search as an erasure, changing nothing: every record that names the person, with every column, per table; rollups derived from the page views are counted. Name the person by exactly one of `email`, `emailSha256` or `visitorId`.
+         *
+         *     Required scope: `admin`.
+         */
+        post: operations["exportPerson"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organization/{organizationId}/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's erasures, latest first
+         * @description Required scope: `admin`.
+         */
+        get: operations["listErasures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -16253,6 +16317,650 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limit exceeded */
+            429: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+        };
+    };
+    erasePerson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID)
+                 * @example 3f1c2a4e-0000-4000-8000-000000000001
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "jane.doe@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The email address (any case, spaces around it ignored) */
+                    email?: string;
+                    /** @description The hex SHA-256 of the trimmed, lowercased email address */
+                    emailSha256?: string;
+                    /**
+                     * Format: uuid
+                     * @description The pixel's visitor id (one browser)
+                     */
+                    visitorId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Erased */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        erasure: {
+                            id: string;
+                            /**
+                             * @description What named the person (the key itself is not kept)
+                             * @enum {string}
+                             */
+                            keyKind: "email" | "email_sha256" | "visitor_id";
+                            /** @description `user:<id>` or `key:<id>` of the caller, or `cli` */
+                            requestedBy: string;
+                            /** @description Visitors of the organization found for the person */
+                            visitors: number;
+                            /** @description Contacts of the dataset found for the person (erased too) */
+                            contacts: number;
+                            /** @description Rows deleted per table */
+                            rows: {
+                                [key: string]: number;
+                            };
+                            requestedAt: string;
+                            finishedAt: string;
+                        };
+                        /** @description Tables whose rows of the person are kept, with why */
+                        kept: {
+                            [key: string]: {
+                                rows: number;
+                                reason: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: The request is invalid; `invalid_json`: The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request" | "invalid_json";
+                    };
+                };
+            };
+            /** @description `unauthorized`: A valid API key is required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `forbidden`: The API key lacks the scope this endpoint needs */
+            403: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `resource_not_found`: Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "resource_not_found";
+                    };
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large */
+            413: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description `uri_too_long`: A path parameter is too long */
+            414: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "uri_too_long";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported content type */
+            415: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limit exceeded */
+            429: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+        };
+    };
+    exportPerson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID)
+                 * @example 3f1c2a4e-0000-4000-8000-000000000001
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "visitorId": "3f1c2a4e-0000-4000-8000-000000000003"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The email address (any case, spaces around it ignored) */
+                    email?: string;
+                    /** @description The hex SHA-256 of the trimmed, lowercased email address */
+                    emailSha256?: string;
+                    /**
+                     * Format: uuid
+                     * @description The pixel's visitor id (one browser)
+                     */
+                    visitorId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What is held about the person */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        organizationId: string;
+                        /**
+                         * @description What named the person (the key itself is not kept)
+                         * @enum {string}
+                         */
+                        keyKind: "email" | "email_sha256" | "visitor_id";
+                        generatedAt: string;
+                        found: {
+                            visitorIds: string[];
+                            emails: string[];
+                            contactIds: string[];
+                        };
+                        /** @description Per table: its rows naming the person, or for a rollup how many rows it holds of them */
+                        tables: {
+                            [key: string]: {
+                                rows: {
+                                    [key: string]: unknown;
+                                }[];
+                            } | {
+                                count: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_request`: The request is invalid; `invalid_json`: The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request" | "invalid_json";
+                    };
+                };
+            };
+            /** @description `unauthorized`: A valid API key is required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `forbidden`: The API key lacks the scope this endpoint needs */
+            403: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `resource_not_found`: Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "resource_not_found";
+                    };
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large */
+            413: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description `uri_too_long`: A path parameter is too long */
+            414: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "uri_too_long";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported content type */
+            415: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limit exceeded */
+            429: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+        };
+    };
+    listErasures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID)
+                 * @example 3f1c2a4e-0000-4000-8000-000000000001
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record of each erasure */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        erasures: {
+                            id: string;
+                            /**
+                             * @description What named the person (the key itself is not kept)
+                             * @enum {string}
+                             */
+                            keyKind: "email" | "email_sha256" | "visitor_id";
+                            /** @description `user:<id>` or `key:<id>` of the caller, or `cli` */
+                            requestedBy: string;
+                            /** @description Visitors of the organization found for the person */
+                            visitors: number;
+                            /** @description Contacts of the dataset found for the person (erased too) */
+                            contacts: number;
+                            /** @description Rows deleted per table */
+                            rows: {
+                                [key: string]: number;
+                            };
+                            requestedAt: string;
+                            finishedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request`: The request is invalid */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description `unauthorized`: A valid API key is required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `forbidden`: The API key lacks the scope this endpoint needs */
+            403: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `resource_not_found`: Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "resource_not_found";
+                    };
+                };
+            };
+            /** @description `uri_too_long`: A path parameter is too long */
+            414: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "uri_too_long";
                     };
                 };
             };
