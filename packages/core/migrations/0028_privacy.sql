@@ -25,3 +25,16 @@ CREATE TABLE IF NOT EXISTS erased_visitors {{on_cluster}} (
   erased_at DateTime64(3, 'UTC')
 ) ENGINE = {{global:ReplacingMergeTree}}
 ORDER BY (organization_id, visitor_hash);
+
+-- `privacy_settings`: an organization's own retention (raw data and full IP addresses; 0 takes the
+-- server's default) and its company-only regions, an entity like the pixel configuration.
+CREATE TABLE IF NOT EXISTS privacy_settings {{on_cluster}} (
+  organization_id UUID,
+  retention_days UInt32,
+  ip_retention_days UInt32,
+  created_at DateTime64(3, 'UTC'),
+  updated_at DateTime64(3, 'UTC'),
+  version UInt64,
+  is_deleted UInt8 DEFAULT 0
+) ENGINE = {{global:ReplacingMergeTree(version, is_deleted)}}
+ORDER BY organization_id;

@@ -105,6 +105,9 @@ export const configSchema = z.object({
   ENTITY_CACHE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   ICP_RESCORE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   ANALYTICS_SETTLE_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(1_000),
+  RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(395),
+  IP_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  RETENTION_INTERVAL_MS: z.coerce.number().int().min(1000).max(86_400_000).default(3_600_000),
   SMTP_URL: optionalUrl(['smtp:', 'smtps:']),
   MAIL_FROM: z.string().min(3).max(320).default('Visitor ID <no-reply@localhost>'),
   EMAIL_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {

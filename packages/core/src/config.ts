@@ -44,6 +44,15 @@ export interface Config {
    * distinct counts (visitors, sessions, companies, the chart, the lists' totals) lag this much.
    */
   analyticsSettleIntervalMs: number
+  /** What an organization keeps unless its privacy settings say otherwise (core privacy/retention.ts). */
+  retention: {
+    /** Days of raw data kept (page views, sessions, per-visitor rollups, events); 0: forever. */
+    days: number
+    /** Days a full IP address is kept before it is truncated; 0: forever. */
+    ipDays: number
+    /** How often a worker applies the retention. */
+    intervalMs: number
+  }
   email: {
     /** SMTP server (nodemailer URL); unset: messages are written to DATA_DIR/mail as .eml files. */
     smtpUrl: string | undefined
@@ -384,6 +393,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     entityCacheTtlMs: c.ENTITY_CACHE_TTL_MS,
     icpRescoreIntervalMs: c.ICP_RESCORE_INTERVAL_MS,
     analyticsSettleIntervalMs: c.ANALYTICS_SETTLE_INTERVAL_MS,
+    retention: { days: c.RETENTION_DAYS, ipDays: c.IP_RETENTION_DAYS, intervalMs: c.RETENTION_INTERVAL_MS },
     listAutoRefreshMs: c.LIST_AUTO_REFRESH_MS,
     email: { smtpUrl: c.SMTP_URL, from: c.MAIL_FROM, secret: c.EMAIL_SECRET },
     customDomainTarget:

@@ -16,6 +16,7 @@ import { type CompanyRow, companiesTable } from './companies/rows.js'
 import { type IcpConfigRow, icpConfigsTable } from './icp/rows.js'
 import { flowsTable, type StoredFlowRow } from './integrations/rows.js'
 import { type ListRow, listsTable } from './lists/rows.js'
+import { type PrivacySettingsRow, privacySettingsTable } from './privacy/settings.js'
 import type { Store } from './store/client.js'
 import type { ReadModel } from './store/read-model.js'
 import { createEntityRepository, type EntityDefinition, type EntityRepository } from './store/repository.js'
@@ -41,6 +42,7 @@ export interface Repositories {
   flows: EntityRepository<StoredFlowRow>
   visitors: EntityRepository<VisitorRow>
   companies: EntityRepository<CompanyRow>
+  privacySettings: EntityRepository<PrivacySettingsRow>
 }
 
 /**
@@ -68,5 +70,6 @@ export function createRepositories(store: Store, readModel?: ReadModel): Reposit
     visitors: createEntityRepository(store, visitorsTable),
     // Not from memory: imports and ingest write companies straight to the store, unannounced.
     companies: createEntityRepository(store, companiesTable),
+    privacySettings: small(privacySettingsTable),
   }
 }

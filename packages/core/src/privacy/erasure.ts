@@ -8,9 +8,9 @@ import type { Locks } from '../coordination/ports.js'
 import { newId } from '../ids.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
-import { renderStatement } from '../store/render-ddl.js'
 import { storedTime } from '../store/time.js'
 import { type ErasedVisitors, recordErasedVisitors } from './erased-visitors.js'
+import { mutate } from './mutation.js'
 import { findPerson, keyKindOf, type Person, type PersonKey } from './person.js'
 import { type PersonalTable, personalTables, personParams } from './tables.js'
 
@@ -66,10 +66,8 @@ export async function countPersonRows(
 
 /** Deletes the person's rows of one table and waits until they are gone (every replica on a cluster). */
 async function deleteRows(store: Store, table: PersonalTable, params: Record<string, unknown>) {
-  const target = { database: store.database, cluster: store.cluster }
   const name = table.sharded ? `{{local:${table.table}}}` : table.table
-  const sql = renderStatement(`ALTER TABLE ${name} {{on_cluster}} DELETE WHERE ${table.where}`, target)!
-  await store.command(`${sql} SETTINGS mutations_sync = 2`, params)
+  await mutate(store, `ALTER TABLE ${name}{{on_cluster}} DELETE WHERE ${table.where}`, params)
 }
 
 /** The columns of `first_hours` in table order (its cancel rows copy every one but the sign). */

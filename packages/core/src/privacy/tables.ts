@@ -158,6 +158,7 @@ export const tablesWithoutPersons: Readonly<Record<string, string>> = {
   webhook_configs: 'settings (sealed secrets)',
   erasures: 'the record of erasures: kind of key, who, when and how many rows, never the key',
   erased_visitors: 'SHA-256 of erased visitor ids, so a later hit starts a new visitor',
+  privacy_settings: 'settings',
 }
 
 /** The parameters every condition of `personalTables` reads. */

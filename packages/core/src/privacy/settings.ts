@@ -1,0 +1,67 @@
+// An organization's privacy settings (migration 0028, `privacy_settings`): how long it keeps raw
+// data and full IP addresses (0 takes the server's default). Served from memory like the other
+// small entities.
+import type { Config } from '../config.js'
+import { stampColumns } from '../store/columns.js'
+import type { EntityDefinition, EntityRepository } from '../store/repository.js'
+
+export interface PrivacySettingsRow {
+  organization_id: string
+  /** Days of raw data kept; 0: the server's default. */
+  retention_days: number
+  /** Days a full IP address is kept; 0: the server's default. */
+  ip_retention_days: number
+  created_at: string
+  updated_at: string
+}
+
+export const privacySettingsTable: EntityDefinition<PrivacySettingsRow> = {
+  table: 'privacy_settings',
+  key: ['organization_id'],
+  columns: {
+    organization_id: 'UUID',
+    retention_days: 'UInt32',
+    ip_retention_days: 'UInt32',
+    ...stampColumns,
+  },
+}
+
+/** What applies to an organization: its own settings, else the server's; `null` days: kept forever. */
+export interface EffectivePrivacy {
+  retentionDays: number | null
+  ipRetentionDays: number | null
+  /** Whether each value is the organization's own or the server's default. */
+  source: { retentionDays: 'organization' | 'server'; ipRetentionDays: 'organization' | 'server' }
+}
+
+/** The limit in days a setting means: the organization's when set, else the server's; 0 is forever. */
+function resolve(own: number | undefined, server: number) {
+  const days = own ? own : server
+  return { days: days === 0 ? null : days, source: own ? ('organization' as const) : ('server' as const) }
+}
+
+export function effectivePrivacy(
+  row: PrivacySettingsRow | undefined,
+  defaults: Config['retention'],
+): EffectivePrivacy {
+  const retention = resolve(row?.retention_days, defaults.days)
+  const ip = resolve(row?.ip_retention_days, defaults.ipDays)
+  return {
+    retentionDays: retention.days,
+    ipRetentionDays: ip.days,
+    source: { retentionDays: retention.source, ipRetentionDays: ip.source },
+  }
+}
+
+/** The organization's effective settings (from memory). */
+export async function organizationPrivacy(
+  settings: EntityRepository<PrivacySettingsRow>,
+  defaults: Config['retention'],
+  organizationId: string,
+): Promise<EffectivePrivacy> {
+  return effectivePrivacy(await settings.get({ organization_id: organizationId }), defaults)
+}
+
+/** The oldest instant kept under a limit of `days` (none: everything is kept). */
+export const cutoffOf = (days: number | null, now: number) =>
+  days === null ? undefined : new Date(now - days * 86_400_000).toISOString()
