@@ -1381,6 +1381,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organization/{organizationId}/privacy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's retention
+         * @description Required scope: `read` (or `admin`, which grants it).
+         */
+        get: operations["getPrivacySettings"];
+        /**
+         * Set the organization's retention
+         * @description Fields left out keep their value; null returns a field to the server default (`RETENTION_DAYS`, `IP_RETENTION_DAYS`). A worker applies the retention every `RETENTION_INTERVAL_MS` (an hour): raw data older than `retentionDays` is deleted, IP addresses older than `ipRetentionDays` are truncated.
+         *
+         *     Required scope: `admin`.
+         */
+        put: operations["updatePrivacySettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organization/{organizationId}/persons": {
         parameters: {
             query?: never;
@@ -16263,6 +16289,389 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         code?: "resource_not_found" | "flow_not_found";
+                    };
+                };
+            };
+            /** @description `payload_too_large`: The request body is too large */
+            413: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description `uri_too_long`: A path parameter is too long */
+            414: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "uri_too_long";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported content type */
+            415: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limit exceeded */
+            429: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+        };
+    };
+    getPrivacySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID)
+                 * @example 3f1c2a4e-0000-4000-8000-000000000001
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The retention that applies */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Days raw data is kept; null: forever */
+                        retentionDays: number | null;
+                        /** @description Days a full IP address is kept; null: forever */
+                        ipRetentionDays: number | null;
+                        /** @description The organization's own values; null where the server's default applies */
+                        own: {
+                            retentionDays: number | null;
+                            ipRetentionDays: number | null;
+                        };
+                        /** @description From when raw data exists (older data is deleted within RETENTION_INTERVAL_MS): statistics of earlier ranges keep their totals and chart, not their companies, visitors or sessions; null: kept forever */
+                        rawDataFrom: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: The request is invalid */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request";
+                    };
+                };
+            };
+            /** @description `unauthorized`: A valid API key is required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `forbidden`: The API key lacks the scope this endpoint needs */
+            403: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `resource_not_found`: Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "resource_not_found";
+                    };
+                };
+            };
+            /** @description `uri_too_long`: A path parameter is too long */
+            414: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "uri_too_long";
+                    };
+                };
+            };
+            /** @description `rate_limited`: Rate limit exceeded */
+            429: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description `internal_error`: Internal error */
+            500: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+        };
+    };
+    updatePrivacySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Organization id (UUID)
+                 * @example 3f1c2a4e-0000-4000-8000-000000000001
+                 */
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "retentionDays": 395,
+                 *       "ipRetentionDays": 30
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Days raw data is kept (page views, sessions, per-visitor rollups, events); null: the server's default */
+                    retentionDays?: number | null;
+                    /** @description Days a full IP address is kept before it is truncated (IPv4 /24, IPv6 /48); null: the server's default */
+                    ipRetentionDays?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The retention that applies now */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Days raw data is kept; null: forever */
+                        retentionDays: number | null;
+                        /** @description Days a full IP address is kept; null: forever */
+                        ipRetentionDays: number | null;
+                        /** @description The organization's own values; null where the server's default applies */
+                        own: {
+                            retentionDays: number | null;
+                            ipRetentionDays: number | null;
+                        };
+                        /** @description From when raw data exists (older data is deleted within RETENTION_INTERVAL_MS): statistics of earlier ranges keep their totals and chart, not their companies, visitors or sessions; null: kept forever */
+                        rawDataFrom: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: The request is invalid; `invalid_json`: The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "invalid_request" | "invalid_json";
+                    };
+                };
+            };
+            /** @description `unauthorized`: A valid API key is required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `forbidden`: The API key lacks the scope this endpoint needs */
+            403: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `resource_not_found`: Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "resource_not_found";
                     };
                 };
             };

@@ -35,6 +35,7 @@ import {
   runPhoneSearchJob,
   startPhoneSearchSweep,
 } from '@visitor-id/core/phone-search'
+import { startRetention } from '@visitor-id/core/privacy'
 import type { Repositories } from '@visitor-id/core/repositories'
 import { backgroundStore, type Store } from '@visitor-id/core/store'
 import { enqueueStoredEvent, startWebhookDispatcher } from '@visitor-id/core/webhooks'
@@ -92,6 +93,12 @@ function startPeriodicPasses(parts: WorkerParts, started: StopList): void {
     onError: (error) => log.warn({ err: error }, 'custom domain re-check failed'),
   })
   started.add('workers', () => domainRecheck.stop())
+  // Each organization's retention: raw data and full IP addresses past their limits.
+  const retention = startRetention(
+    { store: backgroundStore(store), repos, locks, defaults: config.retention, log },
+    config.retention.intervalMs,
+  )
+  started.add('workers', () => retention.stop())
   // Billing: the local provider's renewals and the end of B2B time after leaving the plan.
   const billingTask = startPeriodicTask({
     locks,

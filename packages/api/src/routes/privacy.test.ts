@@ -242,4 +242,47 @@ describe('privacy requests', () => {
     )
     expect((await erase({ email: ada.email }, expired.plainKey)).statusCode).toBe(401)
   })
+
+  it("retention settings: the server defaults, the organization's own, back to the defaults", async () => {
+    const settings = (method: 'GET' | 'PUT', payload?: object, key?: string) =>
+      h.request({
+        method,
+        url: `${path()}/privacy`,
+        ...(payload ? { payload } : {}),
+        ...(key ? { key } : {}),
+      })
+    const defaults = (await settings('GET')).json()
+    expect(defaults).toMatchObject({
+      retentionDays: 395,
+      ipRetentionDays: 30,
+      own: { retentionDays: null, ipRetentionDays: null },
+    })
+    expect(Date.parse(defaults.rawDataFrom)).toBeLessThan(Date.now() - 394 * 86_400_000)
+    const set = await settings('PUT', { ipRetentionDays: 7 })
+    expect(set.statusCode, set.body).toBe(200)
+    expect(set.json()).toMatchObject({ retentionDays: 395, ipRetentionDays: 7, own: { ipRetentionDays: 7 } })
+    expect((await settings('PUT', { retentionDays: 90 })).json()).toMatchObject({
+      retentionDays: 90,
+      ipRetentionDays: 7,
+      own: { retentionDays: 90, ipRetentionDays: 7 },
+    })
+    expect((await settings('PUT', { retentionDays: null })).json()).toMatchObject({
+      retentionDays: 395,
+      own: { retentionDays: null, ipRetentionDays: 7 },
+    })
+    for (const payload of [
+      { retentionDays: 0 },
+      { retentionDays: 3651 },
+      { ipRetentionDays: 'x' },
+      { days: 3 },
+    ]) {
+      expect((await settings('PUT', payload)).json(), JSON.stringify(payload)).toMatchObject(
+        errorBody(400, 'invalid_request'),
+      )
+    }
+    const reader = await h.createKey(h.boot.organizationId, ['read'])
+    expect((await settings('GET', undefined, reader.plainKey)).statusCode).toBe(200)
+    expect((await settings('PUT', { retentionDays: 30 }, reader.plainKey)).statusCode).toBe(403)
+    expect((await settings('GET')).json().own).toEqual({ retentionDays: null, ipRetentionDays: 7 })
+  })
 })

@@ -1,9 +1,16 @@
 // Privacy requests of an organization about one person (core privacy/): erase them from every
 // table, export everything held about them, and the record of past erasures. The key naming the
 // person travels in the body, never in the URL, so it is in no access log.
-import { erasePerson, exportPerson, listErasures, personKeySchema } from '@visitor-id/core/privacy'
+import {
+  cutoffOf,
+  effectivePrivacy,
+  erasePerson,
+  exportPerson,
+  listErasures,
+  personKeySchema,
+} from '@visitor-id/core/privacy'
 import { z } from 'zod'
-import { defineRoute, type Route } from '../route-definition.js'
+import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
 import { organizationIdParam } from '../schemas/common.js'
 import { addressed, callerPrincipal } from './context.js'
 
@@ -49,11 +56,102 @@ const exportSchema = z.object({
     .describe('Per table: its rows naming the person, or for a rollup how many rows it holds of them'),
 })
 
+const days = (what: string) =>
+  z.number().int().min(1).max(3650).nullable().describe(`${what}; null: the server's default`)
+
+const settingsBody = z.strictObject({
+  retentionDays: days('Days raw data is kept (page views, sessions, per-visitor rollups, events)').optional(),
+  ipRetentionDays: days(
+    'Days a full IP address is kept before it is truncated (IPv4 /24, IPv6 /48)',
+  ).optional(),
+})
+
+const settingsSchema = z.object({
+  retentionDays: z.number().int().nullable().describe('Days raw data is kept; null: forever'),
+  ipRetentionDays: z.number().int().nullable().describe('Days a full IP address is kept; null: forever'),
+  own: z
+    .object({ retentionDays: z.number().int().nullable(), ipRetentionDays: z.number().int().nullable() })
+    .describe("The organization's own values; null where the server's default applies"),
+  rawDataFrom: z
+    .string()
+    .nullable()
+    .describe(
+      'From when raw data exists (older data is deleted within RETENTION_INTERVAL_MS): statistics of earlier ' +
+        'ranges keep their totals and chart, not their companies, visitors or sessions; null: kept forever',
+    ),
+})
+
+/** The settings as answered: what applies, the organization's own values, and from when raw data is kept. */
+async function presentSettings(services: ApiServices, organizationId: string) {
+  const row = await services.repos.privacySettings.get({ organization_id: organizationId })
+  const applied = effectivePrivacy(row, services.config.retention)
+  return {
+    retentionDays: applied.retentionDays,
+    ipRetentionDays: applied.ipRetentionDays,
+    own: { retentionDays: row?.retention_days || null, ipRetentionDays: row?.ip_retention_days || null },
+    rawDataFrom: cutoffOf(applied.retentionDays, Date.now()) ?? null,
+  }
+}
+
 /** Who asked, as the erasure records it. */
 const requester = (principal: { userId: string | null; keyId: string }) =>
   principal.userId ? `user:${principal.userId}` : `key:${principal.keyId}`
 
 export const privacyRoutes: Route[] = [
+  defineRoute({
+    operationId: 'getPrivacySettings',
+    method: 'GET',
+    path: '/organization/{organizationId}/privacy',
+    auth: 'organization',
+    scope: 'read',
+    tenancy: 'organization-param',
+    tag,
+    summary: "The organization's retention",
+    params: organizationParams,
+    response: { status: 200, description: 'The retention that applies', schema: settingsSchema },
+    errors: [],
+    example: (ids) => ({ params: { organizationId: ids.organizationId } }),
+    async handler({ organization, services }) {
+      return presentSettings(services, addressed(organization).id)
+    },
+  }),
+  defineRoute({
+    operationId: 'updatePrivacySettings',
+    method: 'PUT',
+    path: '/organization/{organizationId}/privacy',
+    auth: 'organization',
+    scope: 'admin',
+    tenancy: 'organization-param',
+    tag,
+    summary: "Set the organization's retention",
+    description:
+      'Fields left out keep their value; null returns a field to the server default (`RETENTION_DAYS`, ' +
+      '`IP_RETENTION_DAYS`). A worker applies the retention every `RETENTION_INTERVAL_MS` (an hour): raw ' +
+      'data older than `retentionDays` is deleted, IP addresses older than `ipRetentionDays` are truncated.',
+    params: organizationParams,
+    body: settingsBody,
+    response: { status: 200, description: 'The retention that applies now', schema: settingsSchema },
+    errors: [],
+    example: (ids) => ({
+      params: { organizationId: ids.organizationId },
+      body: { retentionDays: 395, ipRetentionDays: 30 },
+    }),
+    async handler({ organization, body, services }) {
+      const organizationId = addressed(organization).id
+      const current = await services.repos.privacySettings.get({ organization_id: organizationId })
+      const at = new Date().toISOString()
+      const value = (given: number | null | undefined, stored: number | undefined) =>
+        given === undefined ? (stored ?? 0) : (given ?? 0)
+      await services.repos.privacySettings.save({
+        organization_id: organizationId,
+        retention_days: value(body.retentionDays, current?.retention_days),
+        ip_retention_days: value(body.ipRetentionDays, current?.ip_retention_days),
+        created_at: current?.created_at ?? at,
+        updated_at: at,
+      })
+      return presentSettings(services, organizationId)
+    },
+  }),
   defineRoute({
     operationId: 'erasePerson',
     method: 'DELETE',

@@ -13,4 +13,12 @@ export {
   listErasures,
 } from './erasure.js'
 export { findPerson, type Person, type PersonKey, personKeySchema } from './person.js'
+export { applyRetention, type RetentionResult, retainedTables, startRetention } from './retention.js'
+export {
+  cutoffOf,
+  type EffectivePrivacy,
+  effectivePrivacy,
+  organizationPrivacy,
+  type PrivacySettingsRow,
+} from './settings.js'
 export { personalTables, tablesWithoutPersons } from './tables.js'
