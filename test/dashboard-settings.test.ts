@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import type { BootstrapFile } from '@visitor-id/core/organizations'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -230,6 +231,49 @@ describe('dashboard settings', { timeout: 60_000 }, () => {
     await expect.poll(() => own.getByLabel(/Payment failed/).isChecked()).toBe(true)
     await screenshot('settings')
     await expectAccessible('settings')
+  })
+
+  it("privacy: the retention saved and read back; a person's export downloaded, then their erasure", async () => {
+    await open('Settings')
+    const privacy = page.getByRole('form', { name: 'Retention' })
+    await expect.poll(() => privacy.locator('[data-retention]').innerText()).toContain('395 days')
+    await privacy.getByLabel('Keep full IP addresses (days)').fill('14')
+    await privacy.getByRole('button', { name: 'Save retention' }).click()
+    await expect
+      .poll(() => privacy.locator('[data-retention]').innerText())
+      .toContain('full IP addresses 14 days')
+    expect(await api(`/organization/${boot.organizationId}/privacy`)).toMatchObject({
+      retentionDays: 395,
+      ipRetentionDays: 14,
+      own: { retentionDays: null, ipRetentionDays: 14 },
+    })
+    // An identified visitor of the demo, found through the API.
+    const now = new Date()
+    const from = new Date(now.getTime() - 30 * 86_400_000).toISOString()
+    const visitors = await api<{ data: { id: string; email: string }[] }>(
+      `/companies/visitors?organizationId=${boot.organizationId}&from=${from}&to=${now.toISOString()}&limit=100`,
+    )
+    const person = visitors.data.find((v) => v.email !== '')!
+    const request = page.getByRole('form', { name: "A person's data" })
+    await request.getByLabel('Value').fill(person.email)
+    const download = page.waitForEvent('download')
+    await request.getByRole('button', { name: 'Export' }).click()
+    const exported = JSON.parse(readFileSync((await (await download).path())!, 'utf8'))
+    expect(exported.found.visitorIds).toContain(person.id)
+    await request.getByRole('button', { name: 'Erase…' }).click()
+    await request.getByRole('button', { name: 'Erase for good' }).click()
+    await expect
+      .poll(() => request.locator('[data-erased]').innerText(), { timeout: 30_000 })
+      .toMatch(/^Erased: 1 visitor/)
+    const after = await api<{ found: { visitorIds: string[] } }>(
+      `/organization/${boot.organizationId}/persons/export`,
+      {
+        method: 'POST',
+        body: JSON.stringify({ email: person.email }),
+      },
+    )
+    expect(after.found.visitorIds).toEqual([])
+    await expectAccessible('settings, privacy')
   })
 
   it('an agency key switches organizations; a new one says what to do next', async () => {

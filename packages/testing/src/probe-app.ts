@@ -51,6 +51,7 @@ export async function startProbeApp(
     reads: { profiles: createVisitorProfileReader(h.store), phoneSearches: createPhoneSearchReader(h.store) },
     billing: h.billing,
     integrations: h.integrations,
+    privacy: {},
     keys: createKeyAuthenticator({ repos: h.repos }),
     usage,
     log: app.log,

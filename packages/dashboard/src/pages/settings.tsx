@@ -1,4 +1,5 @@
-// Settings: the pixel's configuration, the two install snippets, API keys; with a partner key,
+// Settings: the pixel's configuration, the two install snippets, privacy (retention, a person's
+// export or erasure), API keys; with a partner key,
 // webhooks, the custom domain and email preferences too.
 import { useState } from 'preact/hooks'
 import { api, type Session } from '../api.js'
@@ -6,6 +7,7 @@ import { CopyButton, ErrorMessage, Show, useAction, useLoad } from '../component
 import type { PixelConfig } from '../types.js'
 import { ApiKeys } from './api-keys.js'
 import { PartnerSettings } from './partner-settings.js'
+import { PrivacySettings } from './privacy.js'
 
 const lines = (text: string) =>
   text
@@ -180,6 +182,7 @@ export function SettingsPage({ session }: { session: Session }) {
           <Snippet session={session} type="tagManager" title="Tag manager snippet" />
         </div>
       </section>
+      <PrivacySettings session={session} />
       <ApiKeys session={session} />
       {session.partnerKey ? (
         <PartnerSettings session={session} />
