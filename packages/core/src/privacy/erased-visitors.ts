@@ -1,4 +1,4 @@
-// Erased visitor ids (migration 0028, `erased_visitors`): the browser of an erased person still
+// Erased visitor ids (migration 0029, `erased_visitors`): the browser of an erased person still
 // sends its visitor id, and its next hit must start a new anonymous visitor rather than add to the
 // erased one. The store keeps a SHA-256 of each (organization, id); ingest holds the set in memory
 // and gives such a hit the replacement id, the same for every later hit of that browser, so its

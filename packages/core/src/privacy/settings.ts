@@ -1,4 +1,4 @@
-// An organization's privacy settings (migration 0028, `privacy_settings`): how long it keeps raw
+// An organization's privacy settings (migration 0029, `privacy_settings`): how long it keeps raw
 // data and full IP addresses (0 takes the server's default). Served from memory like the other
 // small entities.
 import type { Config } from '../config.js'
