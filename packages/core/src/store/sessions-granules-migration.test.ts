@@ -133,7 +133,7 @@ describe('migration 0028 (sessions in granules of 64 rows)', () => {
     expect(first).toMatchObject({ page_view_count: 3, exit_page: '/signup' })
     const identity = after.find((row) => row.id === '00000000-0000-0000-0000-000000000000')
     expect(JSON.parse(String(identity?.identity))).toMatchObject({ email: 'ada@b.test', version: 3 })
-    const [configs, values] = identity?.icp as [string[], (string | number)[]]
+    const [configs, values] = (identity?.icp ?? [[], []]) as [string[], (string | number)[]]
     const scores = Object.fromEntries(configs.map((config, i) => [config, Number(BigInt(values[i]!) % 256n)]))
     expect(scores).toEqual({ 'cfg-a': 80, 'cfg-b': 90 })
   })
