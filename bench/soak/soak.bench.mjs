@@ -85,6 +85,8 @@ function parseSize(text) {
 
 const info = await preparedStore(storeDir, { pageViews, log })
 const runDir = copyStore(storeDir, `${storeDir}-run`)
+// The copy is gigabytes: gone however the run ends (a failed start or check included).
+process.once('exit', () => rmSync(runDir, { recursive: true, force: true }))
 // The statistics settled up to now before the server starts, as a live store's are: a store
 // prepared more than a day ago would otherwise be settled whole during the run. Migrated first: a
 // store prepared by an earlier release lacks the tables today's pass writes.
@@ -207,8 +209,6 @@ for (let n = 0; n < load.sent; n++) {
   acked++
   if (!seen[n]) lost++
 }
-rmSync(runDir, { recursive: true, force: true })
-
 const afterWarmup = samples.filter((s) => s.minute >= warmupMinutes)
 // Growth is the trend of RSS after the warm-up: a least-squares line through its samples, from its
 // value at the first sample to its value at the last. RSS swings by a tenth minute to minute (the
