@@ -88,6 +88,7 @@ export {
   type HitRequest,
   type PipelineResult,
 } from './pipeline/index.js'
+export { type CollectFastPath, createCollectFastPath, forwardedClient } from './collect-fast-path.js'
 export { type IngestPluginOptions, ingestPlugin } from './plugin.js'
 export {
   createIngestService,
