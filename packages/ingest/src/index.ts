@@ -4,6 +4,7 @@ export {
   type BatchWriterOptions,
   createBatchWriter,
 } from './batch-writer.js'
+export { type CollectFastPath, createCollectFastPath, forwardedClient } from './collect-fast-path.js'
 export {
   type Hit,
   hitBatchSchema,
@@ -88,7 +89,6 @@ export {
   type HitRequest,
   type PipelineResult,
 } from './pipeline/index.js'
-export { type CollectFastPath, createCollectFastPath, forwardedClient } from './collect-fast-path.js'
 export { type IngestPluginOptions, ingestPlugin } from './plugin.js'
 export {
   createIngestService,
