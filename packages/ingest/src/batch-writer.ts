@@ -30,9 +30,38 @@ export interface BatchWriter<Row> {
   readonly pending: number
 }
 
+/**
+ * One batch being filled. Every caller of the batch waits on the same promise (made when the first
+ * one asks): no closure or waiter object per caller, which under load lived until the write and
+ * cost garbage collection.
+ */
 interface Pending<Row> {
   rows: Row[]
-  waiters: { resolve: () => void; reject: (error: unknown) => void }[]
+  done: Promise<void> | undefined
+  /** `done`, never rejecting (barriers). */
+  settled: Promise<void> | undefined
+  resolve: () => void
+  reject: (error: unknown) => void
+}
+
+const nothing = () => {}
+
+function pending<Row>(): Pending<Row> {
+  return { rows: [], done: undefined, settled: undefined, resolve: nothing, reject: nothing }
+}
+
+/** The batch's shared promise, made on first use. */
+function doneOf<Row>(batch: Pending<Row>): Promise<void> {
+  batch.done ??= new Promise<void>((resolve, reject) => {
+    batch.resolve = resolve
+    batch.reject = reject
+  })
+  return batch.done
+}
+
+function settledOf<Row>(batch: Pending<Row>): Promise<void> {
+  batch.settled ??= doneOf(batch).catch(nothing)
+  return batch.settled
 }
 
 /**
@@ -42,7 +71,7 @@ interface Pending<Row> {
  */
 export function createBatchWriter<Row>(options: BatchWriterOptions<Row>): BatchWriter<Row> {
   const maxInFlight = options.maxInFlight ?? 1
-  let current: Pending<Row> = { rows: [], waiters: [] }
+  let current = pending<Row>()
   let timer: NodeJS.Timeout | undefined
   let due = false
   let closed = false
@@ -53,18 +82,14 @@ export function createBatchWriter<Row>(options: BatchWriterOptions<Row>): BatchW
     timer = undefined
     due = false
     const batch = current
-    current = { rows: [], waiters: [] }
+    current = pending<Row>()
     if (batch.rows.length === 0) {
-      for (const waiter of batch.waiters) waiter.resolve()
+      batch.resolve()
       return Promise.resolve()
     }
     const write = options.sink(batch.rows).then(
-      () => {
-        for (const waiter of batch.waiters) waiter.resolve()
-      },
-      (error: unknown) => {
-        for (const waiter of batch.waiters) waiter.reject(error)
-      },
+      () => batch.resolve(),
+      (error: unknown) => batch.reject(error),
     )
     inFlight.add(write)
     void write.finally(() => {
@@ -93,19 +118,18 @@ export function createBatchWriter<Row>(options: BatchWriterOptions<Row>): BatchW
     add(rows) {
       if (closed) return Promise.reject(new Error('The batch writer is closed'))
       if (rows.length === 0) return Promise.resolve()
-      return new Promise<void>((resolve, reject) => {
-        current.rows.push(...rows)
-        current.waiters.push({ resolve, reject })
-        if (current.rows.length >= options.maxRows) void writeCurrent()
-        else if (!due) arm()
-      })
+      const batch = current
+      for (const row of rows) batch.rows.push(row)
+      const done = doneOf(batch)
+      if (batch.rows.length >= options.maxRows) void writeCurrent()
+      else if (!due) arm()
+      return done
     },
     barrier() {
       if (closed) return Promise.resolve()
-      return new Promise<void>((resolve) => {
-        current.waiters.push({ resolve, reject: () => resolve() })
-        if (!due) arm()
-      })
+      const settled = settledOf(current)
+      if (!due) arm()
+      return settled
     },
     async flush() {
       await writeCurrent()

@@ -4,6 +4,7 @@ export {
   type BatchWriterOptions,
   createBatchWriter,
 } from './batch-writer.js'
+export { type CollectFastPath, createCollectFastPath, forwardedClient } from './collect-fast-path.js'
 export {
   type Hit,
   hitBatchSchema,

@@ -4,9 +4,17 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import { appError } from '@visitor-id/core/errors'
 import { configPath, kFormCapture, kRespectPrivacy, trackerBundlePath, wire } from '@visitor-id/pixel'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import type { z } from 'zod'
 import type { BatchWriter } from './batch-writer.js'
-import { type Hit, isTrackingKeyShape, parseCollectBody } from './collect-schema.js'
+import {
+  asksRetry,
+  type Collect,
+  createCollect,
+  createIngest,
+  type Ingest,
+  retryAfterSeconds,
+} from './collect.js'
+import { type CollectFastPath, createCollectFastPath } from './collect-fast-path.js'
+import { isTrackingKeyShape } from './collect-schema.js'
 import type { DroppedHits } from './dropped-hits.js'
 import type { IngestMetrics } from './metrics.js'
 import { noscriptHit } from './noscript.js'
@@ -25,10 +33,16 @@ export interface IngestPluginOptions {
   isOverloaded?: () => boolean
   /** Tracker bundle to serve at /p.js (defaults to the pixel package's build). */
   trackerPath?: string
+  /**
+   * Given the lean path of POST /collect (collect-fast-path.ts) for the HTTP server to try before
+   * Fastify; unset, Fastify serves every request.
+   */
+  onFastPath?: (fastPath: CollectFastPath) => void
+  /** TRUST_PROXY, for the lean path's client address (Fastify's own setting for the routes). */
+  trustProxy?: boolean
 }
 
 const collectBodyLimit = 16 * 1024
-const retryAfterSeconds = '30'
 // The smallest transparent 1x1 GIF.
 const gif = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
 
@@ -67,56 +81,11 @@ function hitRequest(request: FastifyRequest): HitRequest {
   }
 }
 
-/** Sets Retry-After and gives the 503 to throw: the client is to send the hits again later. */
-function retryLater(reply: FastifyReply, message?: string) {
-  reply.header('retry-after', retryAfterSeconds)
-  return appError('service_unavailable', message)
-}
-
-/** The 400 for a body that holds no valid hit, with its first issues. */
-function invalidHit(error: z.ZodError) {
-  return appError('invalid_request', 'The hit is invalid', {
-    issues: error.issues
-      .slice(0, 10)
-      .map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
-  })
-}
-
-type Ingest = (hits: Hit[], request: HitRequest, reply: FastifyReply) => Promise<void>
-
-/** Runs hits through the pipeline and answers once the stored ones are durable. */
-function createIngest(app: FastifyInstance, options: IngestPluginOptions): Ingest {
-  const { metrics, writer, pipeline, droppedHits } = options
-  return async (hits, request, reply) => {
-    if (options.isOverloaded?.()) {
-      metrics.overloaded()
-      throw retryLater(reply, 'Ingest is overloaded; retry later')
-    }
-    const rows: PageViewRow[] = []
-    for (const hit of hits) {
-      let result: Awaited<ReturnType<HitPipeline['process']>>
-      try {
-        result = await pipeline.process(hit, request)
-      } catch (error) {
-        // The pixel config could not be read (store down, nothing cached): ask to retry.
-        app.log.warn({ err: error }, 'ingest: pipeline failed')
-        throw retryLater(reply)
-      }
-      if ('row' in result) rows.push(result.row)
-      else {
-        metrics.dropped(result.drop)
-        if ('organizationId' in result)
-          droppedHits?.add(result.organizationId, result.drop, request.receivedAt)
-      }
-    }
-    try {
-      // Dropped hits wait like stored ones, so the answer never tells whether a key exists.
-      await (rows.length > 0 ? writer.add(rows) : writer.barrier())
-    } catch {
-      metrics.overloaded()
-      throw retryLater(reply, 'The hit could not be stored; retry later')
-    }
-    metrics.accepted(rows.length)
+/** Sets Retry-After on the answer of an error that asks the client to retry, and rethrows it. */
+function withRetryAfter(reply: FastifyReply) {
+  return (error: unknown): never => {
+    if (asksRetry(error)) reply.header('retry-after', retryAfterSeconds)
+    throw error
   }
 }
 
@@ -163,19 +132,14 @@ function serveTrackerConfig(app: FastifyInstance, trackingKeys: TrackingKeyCache
 }
 
 /** POST /collect: the pixel's hits, one or a batch, answered 202 once durable. */
-function receiveHits(app: FastifyInstance, ingest: Ingest, metrics: IngestMetrics) {
+function receiveHits(app: FastifyInstance, collect: Collect) {
   // The pixel posts text/plain (no CORS preflight); JSON is accepted too. Both parse as JSON.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser(['text/plain', 'application/json'], { parseAs: 'string' }, parseJson)
 
   app.post('/collect', { bodyLimit: collectBodyLimit }, async (request, reply) => {
     reply.header('access-control-allow-origin', '*')
-    const parsed = parseCollectBody(request.body)
-    if (!parsed.success) {
-      metrics.dropped('invalid')
-      throw invalidHit(parsed.error)
-    }
-    await ingest(Array.isArray(parsed.data) ? parsed.data : [parsed.data], hitRequest(request), reply)
+    await collect(request.body, hitRequest(request)).catch(withRetryAfter(reply))
     return reply.code(202).send()
   })
 }
@@ -185,7 +149,7 @@ function receiveNoscriptHits(app: FastifyInstance, ingest: Ingest, metrics: Inge
   app.get<{ Querystring: Record<string, unknown> }>('/i.gif', async (request, reply) => {
     const context = hitRequest(request)
     const hit = noscriptHit(request.query[wire.trackingKey], context)
-    if (hit) await ingest([hit], context, reply)
+    if (hit) await ingest([hit], context).catch(withRetryAfter(reply))
     else metrics.dropped('invalid')
     return reply
       .header('content-type', 'image/gif')
@@ -202,7 +166,23 @@ export const ingestPlugin: FastifyPluginAsync<IngestPluginOptions> = async (
 ) => {
   serveTracker(app, options.trackerPath ?? trackerBundlePath)
   serveTrackerConfig(app, options.trackingKeys)
-  const ingest = createIngest(app, options)
-  receiveHits(app, ingest, options.metrics)
+  const ingest = createIngest(options, () => app.log)
+  const collect = createCollect(ingest, options.metrics)
+  receiveHits(app, collect)
   receiveNoscriptHits(app, ingest, options.metrics)
+  if (options.onFastPath) {
+    let closing = false
+    app.addHook('preClose', async () => {
+      closing = true
+    })
+    options.onFastPath(
+      createCollectFastPath({
+        collect,
+        bodyLimit: collectBodyLimit,
+        trustProxy: options.trustProxy ?? false,
+        log: () => app.log,
+        closing: () => closing,
+      }),
+    )
+  }
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { type ApiPluginOptions, apiDocsPlugin, apiPlugin } from '@visitor-id/api'
 import type { Config } from '@visitor-id/core/config'
 import type { Coordination } from '@visitor-id/core/coordination'
@@ -15,6 +16,7 @@ import { acceptPhoneCallback, type PhoneSearchDeps } from '@visitor-id/core/phon
 import type { Repositories } from '@visitor-id/core/repositories'
 import { isMigrated, type Migration, type Store } from '@visitor-id/core/store'
 import {
+  type CollectFastPath,
   type IngestPluginOptions,
   ingestPlugin,
   type MetricsRegistry,
@@ -308,7 +310,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const serveApi = config.role === 'all' || config.role === 'api'
   if (serveIngest) {
     if (!deps.ingest) throw new Error('The ingest role needs the ingest service')
-    await app.register(ingestPlugin, deps.ingest)
+    await app.register(ingestPlugin, {
+      ...deps.ingest,
+      trustProxy: config.trustProxy,
+      onFastPath: (fastPath) => serveFirst(app, fastPath),
+    })
   }
   if (deps.metrics) {
     await app.register(metricsPlugin, { registry: deps.metrics, token: config.metricsToken })
@@ -318,6 +324,19 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     await registerApi(app, deps, deps.services)
   }
   return app
+}
+
+/**
+ * Lets `fastPath` answer the requests it takes before Fastify routes them (the lean path of POST
+ * /collect); Fastify's own request listener serves the rest. `inject` still goes through Fastify.
+ */
+function serveFirst(app: FastifyInstance, fastPath: CollectFastPath): void {
+  const fastify = app.server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[]
+  app.server.removeAllListeners('request')
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (fastPath(request, response)) return
+    for (const listener of fastify) listener(request, response)
+  })
 }
 
 function createFastify(deps: AppDependencies): FastifyInstance {
