@@ -65,7 +65,8 @@ const regionNames = new Intl.DisplayNames(['en'], { type: 'region' })
 const countryCode = z
   .string()
   .regex(/^[A-Z]{2}$/)
-  .refine((code) => regionNames.of(code) !== code, 'Unknown ISO 3166 alpha-2 country code')
+  // The regex failing does not stop the refinement, and Intl throws on a malformed code.
+  .refine((code) => /^[A-Z]{2}$/.test(code) && regionNames.of(code) !== code, 'Unknown ISO 3166 alpha-2 code')
   .describe('ISO 3166 alpha-2 country code, upper case')
 
 const companyOnlyBody = z
