@@ -27,11 +27,15 @@ CREATE TABLE IF NOT EXISTS erased_visitors {{on_cluster}} (
 ORDER BY (organization_id, visitor_hash);
 
 -- `privacy_settings`: an organization's own retention (raw data and full IP addresses; 0 takes the
--- server's default) and its company-only regions, an entity like the pixel configuration.
+-- server's default) and its company-only regions (`company_only` 1: hits from those countries
+-- identify companies, never people, and keep no IP address; `company_only_countries` ISO 3166
+-- alpha-2 codes, empty: the EEA), an entity like the pixel configuration.
 CREATE TABLE IF NOT EXISTS privacy_settings {{on_cluster}} (
   organization_id UUID,
   retention_days UInt32,
   ip_retention_days UInt32,
+  company_only UInt8 DEFAULT 0,
+  company_only_countries Array(String),
   created_at DateTime64(3, 'UTC'),
   updated_at DateTime64(3, 'UTC'),
   version UInt64,

@@ -1389,13 +1389,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The organization's retention
+         * The organization's retention and company-only countries
          * @description Required scope: `read` (or `admin`, which grants it).
          */
         get: operations["getPrivacySettings"];
         /**
-         * Set the organization's retention
-         * @description Fields left out keep their value; null returns a field to the server default (`RETENTION_DAYS`, `IP_RETENTION_DAYS`). A worker applies the retention every `RETENTION_INTERVAL_MS` (an hour): raw data older than `retentionDays` is deleted, IP addresses older than `ipRetentionDays` are truncated.
+         * Set the organization's retention and company-only countries
+         * @description Fields left out keep their value; null returns a field to the server default (`RETENTION_DAYS`, `IP_RETENTION_DAYS`). A worker applies the retention every `RETENTION_INTERVAL_MS` (an hour): raw data older than `retentionDays` is deleted, IP addresses older than `ipRetentionDays` are truncated. `companyOnly` replaces the mode as a whole; ingest applies it to hits within seconds.
          *
          *     Required scope: `admin`.
          */
@@ -8523,6 +8523,10 @@ export interface operations {
                                 privacy: number;
                                 /** @description An identify hit without an email */
                                 invalid: number;
+                                /** @description An identify hit from a visitor who did not grant identification (pixel consent) */
+                                consent: number;
+                                /** @description An identify hit from a country where the organization identifies companies only (privacy settings) */
+                                company_only: number;
                             };
                         };
                     };
@@ -16401,7 +16405,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The retention that applies */
+            /** @description The settings that apply */
             200: {
                 headers: {
                     /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
@@ -16425,6 +16429,13 @@ export interface operations {
                         };
                         /** @description From when raw data exists (older data is deleted within RETENTION_INTERVAL_MS): statistics of earlier ranges keep their totals and chart, not their companies, visitors or sessions; null: kept forever */
                         rawDataFrom: string | null;
+                        companyOnly: {
+                            enabled: boolean;
+                            /** @description The organization's list; empty: the EEA */
+                            countries: string[];
+                            /** @description The countries the mode applies to now (empty when off) */
+                            appliedCountries: string[];
+                        };
                     };
                 };
             };
@@ -16570,7 +16581,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "retentionDays": 395,
-                 *       "ipRetentionDays": 30
+                 *       "ipRetentionDays": 30,
+                 *       "companyOnly": {
+                 *         "enabled": true,
+                 *         "countries": []
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -16578,11 +16593,17 @@ export interface operations {
                     retentionDays?: number | null;
                     /** @description Days a full IP address is kept before it is truncated (IPv4 /24, IPv6 /48); null: the server's default */
                     ipRetentionDays?: number | null;
+                    /** @description Company-only mode: hits whose IP country is listed identify companies (from the network), never people (identify hits are dropped and counted as `company_only`), and keep no IP address */
+                    companyOnly?: {
+                        enabled: boolean;
+                        /** @description The countries; left out or empty: the EEA (EU 27 + IS, LI, NO; not CH or GB) */
+                        countries?: string[];
+                    };
                 };
             };
         };
         responses: {
-            /** @description The retention that applies now */
+            /** @description The settings that apply now */
             200: {
                 headers: {
                     /** @description Requests allowed per minute (API_RATE_LIMIT: 1,000 on this server) */
@@ -16606,6 +16627,13 @@ export interface operations {
                         };
                         /** @description From when raw data exists (older data is deleted within RETENTION_INTERVAL_MS): statistics of earlier ranges keep their totals and chart, not their companies, visitors or sessions; null: kept forever */
                         rawDataFrom: string | null;
+                        companyOnly: {
+                            enabled: boolean;
+                            /** @description The organization's list; empty: the EEA */
+                            countries: string[];
+                            /** @description The countries the mode applies to now (empty when off) */
+                            appliedCountries: string[];
+                        };
                     };
                 };
             };

@@ -39,6 +39,9 @@ export const hitSchema = z.object({
     .pipe(z.union([z.email(), z.string().regex(/^[0-9a-f]{64}$/)]))
     .optional(),
   [wire.webdriver]: z.union([z.boolean(), z.number()]).optional(),
+  // Bits of denied consent (pixel wire.ts); unknown higher bits, from a newer pixel, are kept out
+  // of the way rather than refused.
+  [wire.consent]: z.number().int().min(0).max(255).optional(),
 })
 
 export type Hit = z.infer<typeof hitSchema>

@@ -28,6 +28,9 @@ const hitFields: Record<keyof typeof wire, string> = {
   maxScroll: 'Deepest scroll, percent of the page (engagement events)',
   email: 'Email of an identify event, or the lowercase hex SHA-256 of the trimmed, lowercased email',
   webdriver: '`navigator.webdriver`: such hits are dropped and counted as `automation`',
+  consent:
+    'Consent the visitor denied, as bits: 1 `analytics_storage` (the pixel stored nothing), 2 `ad_user_data` ' +
+    '(identify no one: an identify hit is dropped as `consent`, no email is stored). Absent or 0: all granted',
 }
 
 /** The hit schema with a description per wire key (a copy for the docs; validation uses the original). */

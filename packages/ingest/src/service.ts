@@ -254,7 +254,12 @@ export async function createIngestService(options: IngestServiceOptions): Promis
   )
   const ipIntelligence = await loadIpIntelligence(store, settings, metrics)
   const trackingKeys = createTrackingKeyCache({ repos })
-  const pipeline = createHitPipeline({ trackingKeys, ipIntelligence, erasedVisitors: options.erasedVisitors })
+  const pipeline = createHitPipeline({
+    trackingKeys,
+    ipIntelligence,
+    erasedVisitors: options.erasedVisitors,
+    privacySettings: repos.privacySettings,
+  })
   const identified = createIdentifiedVisitors()
   const droppedHits = createDroppedHits({
     store,

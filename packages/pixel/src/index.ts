@@ -9,6 +9,8 @@ export {
 } from './snippets.js'
 export {
   configPath,
+  consentNoIdentification,
+  consentNoStorage,
   kFormCapture,
   kRespectPrivacy,
   type WireEventCode,

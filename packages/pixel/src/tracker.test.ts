@@ -68,10 +68,11 @@ function fakeBrowser(options: { gpc?: boolean; config?: object; storageThrows?: 
   return { context, sent, listeners, location, store }
 }
 
-function install(browser: ReturnType<typeof fakeBrowser>, before = '') {
+function install(browser: ReturnType<typeof fakeBrowser>, before = '', initOptions = '') {
   const snippet = renderSnippet('jsSnippet', { host: 'https://t.test', trackingKey: key })
   const stub = /<script>(.*?)<\/script>/.exec(snippet)![1]!
-  vm.runInContext(stub + before, browser.context)
+  vm.runInContext(initOptions ? stub.replace('"}', `",${initOptions}}`) : stub + before, browser.context)
+  if (initOptions) vm.runInContext(before, browser.context)
   vm.runInContext(bundle, browser.context)
 }
 
@@ -157,5 +158,48 @@ describe('tracker in a fake browser', () => {
     vm.runInContext(bundle, browser.context)
     await settle()
     expect(browser.sent).toHaveLength(1)
+  })
+
+  it('consent: denied stores nothing and identifies no one; a late grant stores the page ids', async () => {
+    const browser = fakeBrowser()
+    const denied = "consent:{analytics_storage:'denied',ad_user_data:'denied'}"
+    install(browser, "vid('identify',{email:'ada@example.com'});", denied)
+    await settle()
+    const cookie = () => (browser.context.document as { cookie: string }).cookie
+    // Engagement beacons (sent before each page view) aside.
+    const sent = () => browser.sent.filter((hit) => hit.e !== 'en')
+    expect(sent().map((hit) => [hit.e, hit.cn])).toEqual([['pv', 3]])
+    expect(cookie()).toBe('')
+    expect(browser.store.size).toBe(0)
+    const pageVisitor = browser.sent[0]!.v
+    // The CMP grants storage only: ids are stored from the next hit on, identification still off.
+    vm.runInContext("vid('consent',{analytics_storage:'granted'}); vid('pageview')", browser.context)
+    vm.runInContext("vid('identify',{email:'ada@example.com'})", browser.context)
+    await settle()
+    expect(sent().map((hit) => [hit.e, hit.cn])).toEqual([
+      ['pv', 3],
+      ['pv', 2],
+    ])
+    expect(new Set(browser.sent.map((hit) => hit.v))).toEqual(new Set([pageVisitor]))
+    expect(sent()[1]!.v).toBe(pageVisitor)
+    expect(cookie()).toContain(`_vid=${pageVisitor}`)
+    expect(browser.store.get('_vid')).toBe(pageVisitor)
+    vm.runInContext(
+      "vid('consent',{ad_user_data:'granted'}); vid('identify',{email:'ada@example.com'})",
+      browser.context,
+    )
+    await settle()
+    expect(sent().map((hit) => [hit.e, hit.cn, hit.em])).toEqual([
+      ['pv', 3, undefined],
+      ['pv', 2, undefined],
+      ['id', 0, 'ada@example.com'],
+    ])
+  })
+
+  it('consent: without consent configuration hits carry no consent key', async () => {
+    const browser = fakeBrowser()
+    install(browser)
+    await settle()
+    expect(browser.sent[0]).not.toHaveProperty('cn')
   })
 })

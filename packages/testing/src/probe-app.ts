@@ -1,11 +1,13 @@
 // Probe routes through registerRoutes, the way the plugin registers the table, on a harness's store:
 // for frame features no route of the table uses yet.
+
 import type { ApiServices, Route } from '@visitor-id/api'
 import { createKeyAuthenticator, createKeyUsageRecorder } from '@visitor-id/core/api-keys'
 import { loadConfig } from '@visitor-id/core/config'
 import { createMemoryCoordination, type RateLimiter } from '@visitor-id/core/coordination'
 import { toErrorBody } from '@visitor-id/core/http-errors'
 import { createPhoneSearchReader } from '@visitor-id/core/phone-search'
+import { createErasedVisitors } from '@visitor-id/core/privacy'
 import { createVisitorProfileReader } from '@visitor-id/core/visitor-tracking'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Harness } from './harness.js'
@@ -54,6 +56,8 @@ export async function startProbeApp(
     privacy: {},
     keys: createKeyAuthenticator({ repos: h.repos }),
     usage,
+    // Erasures record their visitor ids in the store; this app's copy of the set is never started.
+    privacy: { erasedVisitors: createErasedVisitors(h.store) },
     log: app.log,
   }
   const limiter = coordination.createRateLimiter({ limit: 1000, windowMs: 60_000 })

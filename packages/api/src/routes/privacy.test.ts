@@ -243,7 +243,7 @@ describe('privacy requests', () => {
     expect((await erase({ email: ada.email }, expired.plainKey)).statusCode).toBe(401)
   })
 
-  it("retention settings: the server defaults, the organization's own, back to the defaults", async () => {
+  it("retention and company-only settings: the server defaults, the organization's own, back to the defaults", async () => {
     const settings = (method: 'GET' | 'PUT', payload?: object, key?: string) =>
       h.request({
         method,
@@ -284,5 +284,40 @@ describe('privacy requests', () => {
     expect((await settings('GET', undefined, reader.plainKey)).statusCode).toBe(200)
     expect((await settings('PUT', { retentionDays: 30 }, reader.plainKey)).statusCode).toBe(403)
     expect((await settings('GET')).json().own).toEqual({ retentionDays: null, ipRetentionDays: 7 })
+
+    // Company-only countries: off by default; on without a list, the EEA; a list replaces it.
+    expect(defaults.companyOnly).toEqual({ enabled: false, countries: [], appliedCountries: [] })
+    const eea = (await settings('PUT', { companyOnly: { enabled: true } })).json()
+    expect(eea.companyOnly).toMatchObject({ enabled: true, countries: [] })
+    expect(eea.companyOnly.appliedCountries).toHaveLength(30)
+    expect(eea.companyOnly.appliedCountries).toEqual(expect.arrayContaining(['DE', 'FR', 'IS', 'LI', 'NO']))
+    expect(eea.companyOnly.appliedCountries).not.toEqual(expect.arrayContaining(['CH']))
+    expect(eea.companyOnly.appliedCountries).not.toEqual(expect.arrayContaining(['GB']))
+    expect(eea.own).toEqual({ retentionDays: null, ipRetentionDays: 7 })
+    const listed = (
+      await settings('PUT', { companyOnly: { enabled: true, countries: ['GB', 'CH', 'GB'] } })
+    ).json()
+    expect(listed.companyOnly).toEqual({
+      enabled: true,
+      countries: ['CH', 'GB'],
+      appliedCountries: ['CH', 'GB'],
+    })
+    // Other fields leave the mode as it is.
+    expect((await settings('PUT', { retentionDays: 30 })).json().companyOnly.countries).toEqual(['CH', 'GB'])
+    for (const payload of [
+      { companyOnly: { enabled: true, countries: ['de'] } },
+      { companyOnly: { enabled: true, countries: ['XX'] } },
+      { companyOnly: { enabled: true, countries: ['DEU'] } },
+      { companyOnly: { enabled: 'yes' } },
+      { companyOnly: { countries: ['DE'] } },
+      { companyOnly: { enabled: true, regions: ['DE'] } },
+    ]) {
+      expect((await settings('PUT', payload)).json(), JSON.stringify(payload)).toMatchObject(
+        errorBody(400, 'invalid_request'),
+      )
+    }
+    expect((await settings('PUT', { companyOnly: { enabled: false } }, reader.plainKey)).statusCode).toBe(403)
+    const off = (await settings('PUT', { companyOnly: { enabled: false } })).json()
+    expect(off.companyOnly).toEqual({ enabled: false, countries: [], appliedCountries: [] })
   })
 })

@@ -2,6 +2,7 @@
 // table, export everything held about them, and the record of past erasures. The key naming the
 // person travels in the body, never in the URL, so it is in no access log.
 import {
+  companyOnlyCountries,
   cutoffOf,
   effectivePrivacy,
   erasePerson,
@@ -59,11 +60,41 @@ const exportSchema = z.object({
 const days = (what: string) =>
   z.number().int().min(1).max(3650).nullable().describe(`${what}; null: the server's default`)
 
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' })
+/** An ISO 3166 alpha-2 code, upper case, that names a region (Intl knows it: 'XX' is refused). */
+const countryCode = z
+  .string()
+  .regex(/^[A-Z]{2}$/)
+  // The regex failing does not stop the refinement, and Intl throws on a malformed code.
+  .refine((code) => /^[A-Z]{2}$/.test(code) && regionNames.of(code) !== code, 'Unknown ISO 3166 alpha-2 code')
+  .describe('ISO 3166 alpha-2 country code, upper case')
+
+const companyOnlyBody = z
+  .strictObject({
+    enabled: z.boolean(),
+    countries: z
+      .array(countryCode)
+      .max(300)
+      .optional()
+      .describe('The countries; left out or empty: the EEA (EU 27 + IS, LI, NO; not CH or GB)'),
+  })
+  .describe(
+    'Company-only mode: hits whose IP country is listed identify companies (from the network), never ' +
+      'people (identify hits are dropped and counted as `company_only`), and keep no IP address',
+  )
+
+const companyOnlySchema = z.object({
+  enabled: z.boolean(),
+  countries: z.array(z.string()).describe("The organization's list; empty: the EEA"),
+  appliedCountries: z.array(z.string()).describe('The countries the mode applies to now (empty when off)'),
+})
+
 const settingsBody = z.strictObject({
   retentionDays: days('Days raw data is kept (page views, sessions, per-visitor rollups, events)').optional(),
   ipRetentionDays: days(
     'Days a full IP address is kept before it is truncated (IPv4 /24, IPv6 /48)',
   ).optional(),
+  companyOnly: companyOnlyBody.optional(),
 })
 
 const settingsSchema = z.object({
@@ -79,6 +110,7 @@ const settingsSchema = z.object({
       'From when raw data exists (older data is deleted within RETENTION_INTERVAL_MS): statistics of earlier ' +
         'ranges keep their totals and chart, not their companies, visitors or sessions; null: kept forever',
     ),
+  companyOnly: companyOnlySchema,
 })
 
 /** The settings as answered: what applies, the organization's own values, and from when raw data is kept. */
@@ -90,6 +122,11 @@ async function presentSettings(services: ApiServices, organizationId: string) {
     ipRetentionDays: applied.ipRetentionDays,
     own: { retentionDays: row?.retention_days || null, ipRetentionDays: row?.ip_retention_days || null },
     rawDataFrom: cutoffOf(applied.retentionDays, Date.now()) ?? null,
+    companyOnly: {
+      enabled: Boolean(row?.company_only),
+      countries: row?.company_only_countries ?? [],
+      appliedCountries: [...companyOnlyCountries(row)],
+    },
   }
 }
 
@@ -106,9 +143,9 @@ export const privacyRoutes: Route[] = [
     scope: 'read',
     tenancy: 'organization-param',
     tag,
-    summary: "The organization's retention",
+    summary: "The organization's retention and company-only countries",
     params: organizationParams,
-    response: { status: 200, description: 'The retention that applies', schema: settingsSchema },
+    response: { status: 200, description: 'The settings that apply', schema: settingsSchema },
     errors: [],
     example: (ids) => ({ params: { organizationId: ids.organizationId } }),
     async handler({ organization, services }) {
@@ -123,18 +160,19 @@ export const privacyRoutes: Route[] = [
     scope: 'admin',
     tenancy: 'organization-param',
     tag,
-    summary: "Set the organization's retention",
+    summary: "Set the organization's retention and company-only countries",
     description:
       'Fields left out keep their value; null returns a field to the server default (`RETENTION_DAYS`, ' +
       '`IP_RETENTION_DAYS`). A worker applies the retention every `RETENTION_INTERVAL_MS` (an hour): raw ' +
-      'data older than `retentionDays` is deleted, IP addresses older than `ipRetentionDays` are truncated.',
+      'data older than `retentionDays` is deleted, IP addresses older than `ipRetentionDays` are truncated. ' +
+      '`companyOnly` replaces the mode as a whole; ingest applies it to hits within seconds.',
     params: organizationParams,
     body: settingsBody,
-    response: { status: 200, description: 'The retention that applies now', schema: settingsSchema },
+    response: { status: 200, description: 'The settings that apply now', schema: settingsSchema },
     errors: [],
     example: (ids) => ({
       params: { organizationId: ids.organizationId },
-      body: { retentionDays: 395, ipRetentionDays: 30 },
+      body: { retentionDays: 395, ipRetentionDays: 30, companyOnly: { enabled: true, countries: [] } },
     }),
     async handler({ organization, body, services }) {
       const organizationId = addressed(organization).id
@@ -146,6 +184,10 @@ export const privacyRoutes: Route[] = [
         organization_id: organizationId,
         retention_days: value(body.retentionDays, current?.retention_days),
         ip_retention_days: value(body.ipRetentionDays, current?.ip_retention_days),
+        company_only: body.companyOnly ? Number(body.companyOnly.enabled) : (current?.company_only ?? 0),
+        company_only_countries: body.companyOnly
+          ? [...new Set(body.companyOnly.countries ?? [])].sort()
+          : (current?.company_only_countries ?? []),
         created_at: current?.created_at ?? at,
         updated_at: at,
       })

@@ -179,6 +179,12 @@ const filteredSchema = z
         origin: filteredCount('A page or Origin outside the verified domains and allowed referrers'),
         privacy: filteredCount('A privacy signal (Sec-GPC, DNT) on a site that honours them'),
         invalid: filteredCount('An identify hit without an email'),
+        consent: filteredCount(
+          'An identify hit from a visitor who did not grant identification (pixel consent)',
+        ),
+        company_only: filteredCount(
+          'An identify hit from a country where the organization identifies companies only (privacy settings)',
+        ),
       } satisfies Record<FilteredHitReason, z.ZodNumber>)
       .describe('The same hits by reason; every reason is present (0 when none)'),
   })

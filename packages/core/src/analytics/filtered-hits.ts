@@ -13,9 +13,21 @@ import { effectiveRange, type TimeRange } from './scope.js'
  * - `origin`: a page or an Origin / Referer outside the organization's verified domains and
  *   allowed referrers;
  * - `privacy`: a visitor's privacy signal (`Sec-GPC: 1`, `DNT: 1`) on a site that honours them;
- * - `invalid`: an identify hit without an email.
+ * - `invalid`: an identify hit without an email;
+ * - `consent`: an identify hit from a visitor who did not grant identification (the pixel's consent,
+ *   Consent Mode's `ad_user_data`);
+ * - `company_only`: an identify hit from a country where the organization identifies companies only.
+ * At most 8 reasons: ingest packs a reason into 3 bits (dropped-hits.ts).
  */
-export const filteredHitReasons = ['bot', 'automation', 'origin', 'privacy', 'invalid'] as const
+export const filteredHitReasons = [
+  'bot',
+  'automation',
+  'origin',
+  'privacy',
+  'invalid',
+  'consent',
+  'company_only',
+] as const
 export type FilteredHitReason = (typeof filteredHitReasons)[number]
 
 /** One row of `dropped_hits`: the hits of one organization dropped on one UTC day for one reason. */

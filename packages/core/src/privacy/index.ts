@@ -15,8 +15,10 @@ export {
 export { findPerson, type Person, type PersonKey, personKeySchema } from './person.js'
 export { applyRetention, type RetentionResult, retainedTables, startRetention } from './retention.js'
 export {
+  companyOnlyCountries,
   cutoffOf,
   type EffectivePrivacy,
+  eeaCountries,
   effectivePrivacy,
   organizationPrivacy,
   type PrivacySettingsRow,

@@ -80,6 +80,8 @@ beforeAll(async () => {
     organization_id: own,
     retention_days: 10,
     ip_retention_days: 2,
+    company_only: 0,
+    company_only_countries: [],
     created_at: at,
     updated_at: at,
   })

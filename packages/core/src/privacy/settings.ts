@@ -1,6 +1,6 @@
 // An organization's privacy settings (migration 0029, `privacy_settings`): how long it keeps raw
-// data and full IP addresses (0 takes the server's default). Served from memory like the other
-// small entities.
+// data and full IP addresses (0 takes the server's default), and the countries where it identifies
+// companies only. Served from memory like the other small entities: ingest reads them per hit.
 import type { Config } from '../config.js'
 import { stampColumns } from '../store/columns.js'
 import type { EntityDefinition, EntityRepository } from '../store/repository.js'
@@ -11,6 +11,10 @@ export interface PrivacySettingsRow {
   retention_days: number
   /** Days a full IP address is kept; 0: the server's default. */
   ip_retention_days: number
+  /** 1: hits from `company_only_countries` identify companies, never people, and keep no IP. */
+  company_only: number
+  /** ISO 3166 alpha-2 codes (upper case); empty: the EEA (`eeaCountries`). */
+  company_only_countries: string[]
   created_at: string
   updated_at: string
 }
@@ -22,6 +26,8 @@ export const privacySettingsTable: EntityDefinition<PrivacySettingsRow> = {
     organization_id: 'UUID',
     retention_days: 'UInt32',
     ip_retention_days: 'UInt32',
+    company_only: 'UInt8',
+    company_only_countries: 'Array(String)',
     ...stampColumns,
   },
 }
@@ -65,3 +71,19 @@ export async function organizationPrivacy(
 /** The oldest instant kept under a limit of `days` (none: everything is kept). */
 export const cutoffOf = (days: number | null, now: number) =>
   days === null ? undefined : new Date(now - days * 86_400_000).toISOString()
+
+/**
+ * The European Economic Area: the 27 EU member states plus Iceland, Liechtenstein and Norway.
+ * Switzerland and the United Kingdom are not in it (name them to include them).
+ */
+export const eeaCountries: readonly string[] = (
+  'AT BE BG HR CY CZ DK EE FI FR DE GR HU IE IT LV LT LU MT NL PL PT RO SK SI ES SE' + ' IS LI NO'
+).split(' ')
+
+/** The countries where the organization identifies companies only; none when the mode is off. */
+export function companyOnlyCountries(
+  row: Pick<PrivacySettingsRow, 'company_only' | 'company_only_countries'> | undefined,
+): readonly string[] {
+  if (!row?.company_only) return []
+  return row.company_only_countries.length > 0 ? row.company_only_countries : eeaCountries
+}

@@ -13,6 +13,8 @@ const reasons: { reason: Reason; label: string }[] = [
   { reason: 'origin', label: 'Disallowed origin' },
   { reason: 'privacy', label: 'Privacy signal (GPC, DNT)' },
   { reason: 'invalid', label: 'Identify without an email' },
+  { reason: 'consent', label: 'Identify without consent' },
+  { reason: 'company_only', label: 'Identify in a company-only country' },
 ]
 
 const botHits = (filtered: Filtered) => filtered.byReason.bot + filtered.byReason.automation

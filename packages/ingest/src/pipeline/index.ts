@@ -1,6 +1,8 @@
 // The ingest pipeline, one explicit list of steps per hit (see ARCHITECTURE.md):
-//   filters:    tracking key -> origin -> bot -> privacy signals -> identify needs an email
+//   filters:    tracking key -> origin -> bot -> privacy signals -> identify needs consent
+//               -> identify needs an email
 //   enrichment: network (IP: geo, ISP/ASN, connection type, company by range, reverse DNS or ASN)
+//               -> company-only (the organization's company-only countries: no person, no IP)
 //               -> device (user agent)
 //               -> referrer (search engine, term) -> campaign (UTM, click ids)
 // A filtered hit is dropped and counted by reason (and, once its organization is known, by
@@ -8,13 +10,14 @@
 import { type FilteredHitReason, filteredHitReasons } from '@visitor-id/core/analytics'
 import { type ErasedVisitors, replacementVisitorId } from '@visitor-id/core/privacy'
 import type { PixelConfigRow } from '@visitor-id/core/visitor-tracking'
-import { wire } from '@visitor-id/pixel'
+import { consentNoIdentification, wire } from '@visitor-id/pixel'
 import { type Hit, isTrackingKeyShape } from '../collect-schema.js'
 import type { IpInfo, IpIntelligence } from '../ip/ip-intelligence.js'
 import { type PageViewRow, toPageViewRow } from '../page-view-row.js'
 import type { TrackingKeyCache } from '../tracking-keys.js'
 import { botVerdict } from './bot.js'
 import { campaignParams } from './campaign.js'
+import { applyCompanyOnly, type PrivacySettingsSource } from './company-only.js'
 import { isAllowedOrigin } from './origin.js'
 import { parseReferrer } from './referrer.js'
 import { parseUserAgent } from './user-agent.js'
@@ -117,6 +120,7 @@ function filterReason(
   const bot = botVerdict(request.userAgent, hit[wire.webdriver])
   if (bot) return bot
   if (config.respect_privacy_signals && request.privacySignal) return 'privacy'
+  if (hit[wire.event] === 'id' && (hit[wire.consent] ?? 0) & consentNoIdentification) return 'consent'
   if (hit[wire.event] === 'id' && !hit[wire.email]) return 'invalid'
   return undefined
 }
@@ -127,6 +131,8 @@ export interface HitPipelineOptions {
   ipIntelligence?: IpIntelligence | undefined
   /** Erased visitor ids: a hit of one is stored under its replacement, a new anonymous visitor. */
   erasedVisitors?: Pick<ErasedVisitors, 'visitorIdFor'> | undefined
+  /** The organizations' privacy settings (from memory), for company-only countries. Unset: none. */
+  privacySettings?: PrivacySettingsSource | undefined
 }
 
 export interface HitPipeline {
@@ -152,8 +158,8 @@ function forgetErased(row: PageViewRow, erased: Pick<ErasedVisitors, 'visitorIdF
  * @example const result = await pipeline.process(hit, request); if ('row' in result) rows.push(result.row)
  */
 export function createHitPipeline(options: HitPipelineOptions): HitPipeline {
+  const networkStep = network(options.ipIntelligence)
   const enrichment: [string, EnrichmentStep][] = [
-    ['network', network(options.ipIntelligence)],
     ['device', device],
     ['referrer', referrer],
     ['campaign', campaign],
@@ -164,7 +170,10 @@ export function createHitPipeline(options: HitPipelineOptions): HitPipeline {
       'origin',
       'bot',
       'privacy',
+      'consent',
       'identify-email',
+      'network',
+      'company-only',
       ...enrichment.map(([name]) => name),
     ],
     async process(hit, request) {
@@ -178,6 +187,11 @@ export function createHitPipeline(options: HitPipelineOptions): HitPipeline {
       const row = toPageViewRow(hit, config, request, url)
       if (options.erasedVisitors) forgetErased(row, options.erasedVisitors)
       const input = { hit, url, request, config }
+      const located = networkStep(row, input)
+      if (located) await located
+      // Needs the IP country, so it runs after the network step; it drops identify hits only.
+      const companyOnly = options.privacySettings && (await applyCompanyOnly(row, options.privacySettings))
+      if (companyOnly) return { drop: companyOnly, organizationId: config.organization_id }
       for (const [, step] of enrichment) {
         const pending = step(row, input)
         if (pending) await pending

@@ -1,8 +1,6 @@
 // Engagement: time the page was visible and how far it was scrolled, reported when the page is
 // hidden or left (and before an SPA navigation), so sessions get real durations.
-import { guard } from './guard.js'
-
-const doc = document
+import { doc, guard } from './guard.js'
 
 /** Starts measuring; `report(engagedMs, maxScrollPercent)` runs on each flush with visible time. */
 export function trackEngagement(report: (engagedMs: number, scroll: number) => void) {

@@ -12,11 +12,11 @@ export function onNavigate(changed: () => void): void {
       Object.defineProperty(history, name, {
         configurable: true,
         writable: true,
-        value(this: History, ...args: Parameters<History['pushState']>) {
-          // The host's own errors from the real call propagate unchanged; ours never do.
-          const result = original.apply(this, args)
+        value(this: History, ...args: Parameters<History['pushState']>): void {
+          // The host's own errors from the real call propagate unchanged; ours never do. Both
+          // methods return undefined.
+          original.apply(this, args)
           notify()
-          return result
         },
       })
     } catch {

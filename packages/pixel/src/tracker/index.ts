@@ -3,15 +3,15 @@
 import './flags.js'
 import {
   configPath,
+  consentNoIdentification,
   kClientTime,
+  kConsent,
   kEmail,
   kEngagedMs,
   kEvent,
-  kFormCapture,
   kLanguage,
   kMaxScroll,
   kReferrer,
-  kRespectPrivacy,
   kScreenHeight,
   kScreenWidth,
   kSessionId,
@@ -21,10 +21,12 @@ import {
   kUrl,
   kVisitorId,
   kWebdriver,
+  type WireConfig,
 } from '../wire.js'
+import { consent, denied } from './consent.js'
 import { trackEngagement } from './engagement.js'
 import { captureForms } from './forms.js'
-import { guard } from './guard.js'
+import { doc, guard, nav } from './guard.js'
 import { onNavigate } from './history.js'
 import { sessionId, visitorId } from './storage.js'
 import { post } from './transport.js'
@@ -40,40 +42,38 @@ interface Api {
 }
 
 const win = window as unknown as { vid?: Api }
-const nav = navigator as Navigator & { globalPrivacyControl?: boolean }
-const doc = document
 
 let key = ''
 let host = ''
 /** 0: not yet (no init, or waiting for the config because a privacy signal is on); 1: on; 2: off. */
 let state = 0
 let waiting: [string, Hit][] = []
-let visitor = ''
 let lastPath = ''
 let lastUrl = ''
 let flushEngagement: ((newPage?: boolean) => void) | undefined
 
 function send(event: string, extra: Hit): void {
-  if (state !== 1) {
+  if (state - 1) {
     if (!state) waiting.push([event, extra])
     return
   }
-  if (!visitor) visitor = visitorId()
-  const hit: Hit = {
+  const hit = {
     [kTrackingKey]: key,
     [kEvent]: event,
-    [kVisitorId]: visitor,
+    // Read each time: a late storage grant stores the page's ids from the next hit on.
+    [kVisitorId]: visitorId(),
     [kSessionId]: sessionId(),
     [kUrl]: location.href,
     [kClientTime]: Date.now(),
     [kWebdriver]: nav.webdriver,
+    // Undefined (JSON leaves it out) until the site configures consent: absent means granted.
+    [kConsent]: denied,
   }
-  Object.assign(hit, extra)
-  post(`${host}/collect`, JSON.stringify(hit))
+  post(`${host}/collect`, JSON.stringify(Object.assign(hit, extra)))
 }
 
 function start(on: unknown): void {
-  state = on ? 1 : 2
+  state = 2 - +!!on
   for (const [event, extra] of waiting) send(event, extra)
   waiting = []
 }
@@ -94,33 +94,23 @@ function pageview(): void {
 }
 
 function identify(traits?: Hit): void {
-  // Ingest validates the address; here only a cheap sanity check.
-  if (/.@./.test(traits!.email as string)) send('id', { [kEmail]: traits!.email })
+  // Ingest validates the address; here only a cheap sanity check. Without identification consent
+  // the call is dropped, not kept for a later grant.
+  if (!(denied & consentNoIdentification) && /.@./.test(traits!.email as string))
+    send('id', { [kEmail]: traits!.email })
 }
 
 function init(options?: Hit): void {
   if (key) return
   key = options!.key as string
   if (!key) return
+  // The defaults, e.g. both denied until the site's consent banner grants them; absent: everything
+  // granted, as before consent existed.
+  consent((options!.consent as Hit) || {})
   // The snippet passes the host without a trailing slash.
   host = (options!.host as string) || ''
   // biome-ignore lint/suspicious/noDoubleEquals: doNotTrack is "1" in most browsers, 1 in some.
   const signal = nav.globalPrivacyControl || nav.doNotTrack == (1 as unknown as string)
-  // The run-time config (privacy, form capture) comes from a small cacheable endpoint, so /p.js
-  // stays the same file for every site. Without a privacy signal nothing waits for it; with one,
-  // nothing is sent (and no cookie set) unless the config says the site does not honour it.
-  const config = new Promise<Hit>((resolve) =>
-    resolve(
-      ((FEATURE_FORMS || signal) && fetch(host + configPath + key).then((r) => r.json())) as unknown as Hit,
-    ),
-  )
-  config.then(
-    (c) => {
-      if (signal) start(!c[kRespectPrivacy])
-      if (FEATURE_FORMS && c[kFormCapture]) captureForms((email) => identify({ email }))
-    },
-    () => start(!signal),
-  )
   if (!signal) start(1)
   pageview()
   if (FEATURE_SPA) onNavigate(() => location.pathname !== lastPath && pageview())
@@ -129,9 +119,24 @@ function init(options?: Hit): void {
       send('en', { [kEngagedMs]: engagedMs, [kMaxScroll]: scroll, [kUrl]: lastUrl }),
     )
   }
+  // The run-time config (privacy, form capture) comes from a small cacheable endpoint, so /p.js
+  // stays the same file for every site. Without a privacy signal nothing waits for it; with one,
+  // nothing is sent (and no cookie set) unless the config says the site does not honour it. Asked
+  // last: a fetch that throws (a hostile page) then costs nothing else, and under a signal the hits
+  // keep waiting, unsent.
+  if (FEATURE_FORMS || signal)
+    fetch(host + configPath + key)
+      .then((r) => r.json())
+      .then(
+        (c: WireConfig) => {
+          if (signal) start(!c.p)
+          if (FEATURE_FORMS && c.f) captureForms((email) => identify({ email }))
+        },
+        () => start(!signal),
+      )
 }
 
-const commands: Record<string, (arg?: Hit) => void> = { init, identify, pageview }
+const commands: Record<string, (arg?: Hit) => void> = { init, identify, pageview, consent }
 
 const api: Api = guard((name, arg) => commands[name as string]!(arg as Hit))
 api.l = 1
