@@ -53,7 +53,6 @@ export async function startProbeApp(
     reads: { profiles: createVisitorProfileReader(h.store), phoneSearches: createPhoneSearchReader(h.store) },
     billing: h.billing,
     integrations: h.integrations,
-    privacy: {},
     keys: createKeyAuthenticator({ repos: h.repos }),
     usage,
     // Erasures record their visitor ids in the store; this app's copy of the set is never started.

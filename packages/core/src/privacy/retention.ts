@@ -43,7 +43,6 @@ function cutoffSql(name: string) {
 function cutoffParams(
   name: string,
   rows: readonly PrivacySettingsRow[],
-  defaults: Config['retention'],
   days: (row: PrivacySettingsRow | undefined) => number | null,
   now: number,
 ) {
@@ -87,8 +86,8 @@ export async function applyRetention(
 ): Promise<RetentionResult> {
   const rows = await settings.find({})
   const params = {
-    ...cutoffParams('raw', rows, defaults, (row) => effectivePrivacy(row, defaults).retentionDays, now),
-    ...cutoffParams('ip', rows, defaults, (row) => effectivePrivacy(row, defaults).ipRetentionDays, now),
+    ...cutoffParams('raw', rows, (row) => effectivePrivacy(row, defaults).retentionDays, now),
+    ...cutoffParams('ip', rows, (row) => effectivePrivacy(row, defaults).ipRetentionDays, now),
   }
   const statements = retentionStatements()
   const result: RetentionResult = { deleted: {}, truncatedIps: 0 }
