@@ -235,7 +235,7 @@ describe('dashboard settings', { timeout: 60_000 }, () => {
 
   it("privacy: the retention saved and read back; a person's export downloaded, then their erasure", async () => {
     await open('Settings')
-    const privacy = page.getByRole('form', { name: 'Retention' })
+    const privacy = page.getByRole('form', { name: 'Retention and regions' })
     await expect.poll(() => privacy.locator('[data-retention]').innerText()).toContain('395 days')
     await privacy.getByLabel('Keep full IP addresses (days)').fill('14')
     await privacy.getByRole('button', { name: 'Save retention' }).click()

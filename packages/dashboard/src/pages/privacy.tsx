@@ -1,5 +1,5 @@
-// Privacy on the settings page: the organization's retention (empty: the server's default), and a
-// person's export or erasure, named by an email, its SHA-256 or a visitor id (an `admin` key).
+// Privacy on the settings page: the organization's retention (empty: the server's default) and
+// company-only mode, and a person's export or erasure, named by an email, its SHA-256 or a visitor id (an `admin` key).
 import { useState } from 'preact/hooks'
 import { type Answer, api, type Session, saveFile } from '../api.js'
 import { ErrorMessage, Show, useAction, useLoad } from '../components/ui.js'
@@ -42,15 +42,27 @@ function RetentionForm({
 }) {
   const [raw, setRaw] = useState(settings.own.retentionDays?.toString() ?? '')
   const [ip, setIp] = useState(settings.own.ipRetentionDays?.toString() ?? '')
+  const [companyOnly, setCompanyOnly] = useState(settings.companyOnly.enabled)
+  const [countries, setCountries] = useState(settings.companyOnly.countries.join(', '))
   const save = useAction(() =>
     api(session).put('/organization/{organizationId}/privacy', {
       params: { path: { organizationId: session.organizationId } },
-      body: { retentionDays: daysOrDefault(raw), ipRetentionDays: daysOrDefault(ip) },
+      body: {
+        retentionDays: daysOrDefault(raw),
+        ipRetentionDays: daysOrDefault(ip),
+        companyOnly: {
+          enabled: companyOnly,
+          countries: countries
+            .split(/[\s,]+/)
+            .map((code) => code.trim().toUpperCase())
+            .filter(Boolean),
+        },
+      },
     }),
   )
   return (
     <form
-      aria-label="Retention"
+      aria-label="Retention and regions"
       onSubmit={async (event) => {
         event.preventDefault()
         if (await save.run()) onSaved()
@@ -66,9 +78,32 @@ function RetentionForm({
         <DaysField id="retention-days" label="Keep raw data (days)" value={raw} onInput={setRaw} />
         <DaysField id="ip-retention-days" label="Keep full IP addresses (days)" value={ip} onInput={setIp} />
       </div>
+      <h3>Company-only mode</h3>
+      <p class="hint" data-company-only>
+        {settings.companyOnly.enabled
+          ? `On: companies only, no people and no IP addresses, for ${settings.companyOnly.appliedCountries.length} countries.`
+          : 'Off: people are identified wherever visitors are.'}
+      </p>
+      <label class="toggle">
+        <input
+          type="checkbox"
+          checked={companyOnly}
+          onChange={(e) => setCompanyOnly((e.target as HTMLInputElement).checked)}
+        />
+        Identify companies only <span class="hint">for visitors from the countries below</span>
+      </label>
+      <div class="field">
+        <label for="company-only-countries">Countries (ISO codes; empty: the EEA)</label>
+        <input
+          id="company-only-countries"
+          placeholder="EEA"
+          value={countries}
+          onInput={(e) => setCountries((e.target as HTMLInputElement).value)}
+        />
+      </div>
       <ErrorMessage error={save.error} />
       <button type="submit" disabled={save.busy}>
-        {save.busy ? 'Saving…' : 'Save retention'}
+        {save.busy ? 'Saving…' : 'Save privacy settings'}
       </button>
     </form>
   )
