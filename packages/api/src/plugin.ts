@@ -1,3 +1,4 @@
+import { createAnswerCache } from '@visitor-id/core/analytics'
 import { createKeyAuthenticator, createKeyUsageRecorder } from '@visitor-id/core/api-keys'
 import type { BillingDeps } from '@visitor-id/core/billing'
 import type { Config } from '@visitor-id/core/config'
@@ -10,6 +11,7 @@ import { createVisitorProfileReader } from '@visitor-id/core/visitor-tracking'
 import type { FastifyPluginAsync } from 'fastify'
 import { registerRoutes } from './register-routes.js'
 import type { ApiServices } from './route-definition.js'
+import { addStatisticsCacheHeader } from './statistics-cache.js'
 import { routes } from './routes/index.js'
 
 export interface ApiPluginOptions {
@@ -57,10 +59,12 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, optio
     usage,
     phone,
     reads: { profiles: createVisitorProfileReader(store), phoneSearches: createPhoneSearchReader(store) },
+    statistics: createAnswerCache(store, { maxEntries: config.statisticsCacheEntries }),
     billing,
     integrations,
     log: app.log,
   }
   const limiter = coordination.createRateLimiter({ limit: config.apiRateLimit, windowMs: 60_000 })
+  addStatisticsCacheHeader(app)
   registerRoutes(app, routes, services, { limiter, limit: config.apiRateLimit })
 }

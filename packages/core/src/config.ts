@@ -140,6 +140,11 @@ export interface Config {
   /** Identification credits a new organization's ledger opens with (0: none). */
   initialCredits: number
   /**
+   * Statistics answers (companies, visitors, totals) kept while the data is unchanged
+   * (analytics/answer-cache.ts); 0 turns the cache off.
+   */
+  statisticsCacheEntries: number
+  /**
    * Bearer token that GET /metrics requires when set; unset, /metrics answers loopback clients only
    * (judged by the socket address, never a forwarded one).
    */
@@ -401,6 +406,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bootstrap: c.BOOTSTRAP,
     apiRateLimit: c.API_RATE_LIMIT,
     initialCredits: c.INITIAL_CREDITS,
+    statisticsCacheEntries: c.STATISTICS_CACHE_ENTRIES,
     metricsToken: c.METRICS_TOKEN,
   }
 }
