@@ -200,9 +200,9 @@ try {
   await phase(server, `first minute after a restart, beside ingest (${ingestRate} hits/s)`, { ingest: true })
   saveLog(server, 'restart')
   await server.stop()
-  // The same load with the answer cache off (STATISTICS_CACHE_ENTRIES=0), then the same run's
+  // The same load with the answer cache off (STATISTICS_CACHE_ROWS=0), then the same run's
   // one-at-a-time baseline on that warm server.
-  server = await start({ STATISTICS_CACHE_ENTRIES: '0' })
+  server = await start({ STATISTICS_CACHE_ROWS: '0' })
   await phase(server, 'alone, answer cache off (after its first minute)', { warmUp: true })
   await oneAtATime(server)
   saveLog(server, 'cache off')

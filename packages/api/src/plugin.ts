@@ -11,8 +11,8 @@ import { createVisitorProfileReader } from '@visitor-id/core/visitor-tracking'
 import type { FastifyPluginAsync } from 'fastify'
 import { registerRoutes } from './register-routes.js'
 import type { ApiServices } from './route-definition.js'
-import { addStatisticsCacheHeader } from './statistics-cache.js'
 import { routes } from './routes/index.js'
+import { addStatisticsCacheHeader } from './statistics-cache.js'
 
 export interface ApiPluginOptions {
   config: Config
@@ -59,7 +59,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, optio
     usage,
     phone,
     reads: { profiles: createVisitorProfileReader(store), phoneSearches: createPhoneSearchReader(store) },
-    statistics: createAnswerCache(store, { maxEntries: config.statisticsCacheEntries }),
+    statistics: createAnswerCache(store, { maxRows: config.statisticsCacheRows }),
     billing,
     integrations,
     log: app.log,

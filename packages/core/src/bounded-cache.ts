@@ -10,7 +10,7 @@ export function createBoundedCache<V>(maxEntries: number) {
   return {
     get: (key: string): V | undefined => map.get(key),
     set(key: string, value: V): V {
-      if (!map.has(key) && map.size >= maxEntries) map.delete(map.keys().next().value!)
+      if (map.size >= maxEntries) map.delete(map.keys().next().value!)
       map.set(key, value)
       return value
     },

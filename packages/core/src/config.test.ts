@@ -17,7 +17,7 @@ describe('loadConfig', () => {
       trustProxy: false,
       apiRateLimit: 1000,
       initialCredits: 1000,
-      statisticsCacheEntries: 500,
+      statisticsCacheRows: 20_000,
       metricsToken: undefined,
     })
   })
@@ -41,7 +41,7 @@ describe('loadConfig', () => {
       TRUST_PROXY: 'true',
       API_RATE_LIMIT: '50',
       INITIAL_CREDITS: '0',
-      STATISTICS_CACHE_ENTRIES: '0',
+      STATISTICS_CACHE_ROWS: '0',
       METRICS_TOKEN: 'a-long-enough-scrape-token',
     })
     expect(config).toMatchObject({
@@ -61,7 +61,7 @@ describe('loadConfig', () => {
       trustProxy: true,
       apiRateLimit: 50,
       initialCredits: 0,
-      statisticsCacheEntries: 0,
+      statisticsCacheRows: 0,
       metricsToken: 'a-long-enough-scrape-token',
     })
   })

@@ -14,7 +14,6 @@
 // organization's answers go stale together (the parts are not per organization): under ingest the
 // cache mostly shares answers among identical requests of the same second.
 import { createHash } from 'node:crypto'
-import { createBoundedCache } from '../bounded-cache.js'
 import type { Store } from '../store/client.js'
 import { effectiveRange, type StatisticsQuery } from './scope.js'
 
@@ -51,8 +50,11 @@ export interface AnswerCache {
 }
 
 export interface AnswerCacheOptions {
-  /** Answers kept at most (first in, first out); 0 turns the cache off. */
-  maxEntries: number
+  /**
+   * The rows the kept answers hold at most (a list's rows, 1 for a totals answer), the oldest
+   * answer going first; 0 turns the cache off.
+   */
+  maxRows: number
 }
 
 /** The data version: which parts of the answer tables are active (changes with every write). */
@@ -67,13 +69,13 @@ export async function dataVersion(store: Store): Promise<string> {
 }
 
 /**
- * The answer cache of a store. Off (every request computed) when `maxEntries` is 0, and on a
- * cluster, whose parts are spread over its nodes (a node's `system.parts` is not the version).
+ * The answer cache of a store. Off (every request computed) when `maxRows` is 0, and on a cluster,
+ * whose parts are spread over its nodes (a node's `system.parts` is not the version).
  */
 export function createAnswerCache(store: Store, options: AnswerCacheOptions): AnswerCache {
   const stats: AnswerCacheStats = { hit: 0, shared: 0, miss: 0, off: 0 }
-  const on = options.maxEntries > 0 && store.cluster === undefined
-  const answers = createBoundedCache<{ version: string; value: unknown }>(Math.max(1, options.maxEntries))
+  const on = options.maxRows > 0 && store.cluster === undefined
+  const answers = createWeightedFifo<{ version: string; value: unknown }>(options.maxRows)
   /** Computations under way, by version and key. */
   const running = new Map<string, Promise<unknown>>()
   return {
@@ -101,11 +103,37 @@ export function createAnswerCache(store: Store, options: AnswerCacheOptions): An
       try {
         const value = await computing
         // Kept under the version read before computing: a write since makes it a miss, never stale.
-        answers.set(key, { version, value })
+        answers.set(key, { version, value }, rowsOf(value))
         return { value, outcome: 'miss' as const }
       } finally {
         running.delete(flight)
       }
+    },
+  }
+}
+
+/** An answer's weight: the rows of a list, 1 for anything else. */
+const rowsOf = (value: unknown) => {
+  const rows = (value as { rows?: unknown } | undefined)?.rows
+  return Array.isArray(rows) ? Math.max(1, rows.length) : 1
+}
+
+/** A map that holds at most `maxWeight` (first in, first out); an entry heavier than that is not kept. */
+function createWeightedFifo<V>(maxWeight: number) {
+  const map = new Map<string, { value: V; weight: number }>()
+  let total = 0
+  const remove = (key: string) => {
+    total -= map.get(key)?.weight ?? 0
+    map.delete(key)
+  }
+  return {
+    get: (key: string) => map.get(key)?.value,
+    set(key: string, value: V, weight: number) {
+      remove(key)
+      if (weight > maxWeight) return
+      while (total + weight > maxWeight) remove(map.keys().next().value!)
+      map.set(key, { value, weight })
+      total += weight
     },
   }
 }
