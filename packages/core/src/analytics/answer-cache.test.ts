@@ -58,7 +58,11 @@ const answers = {
   }),
 }
 type Endpoint = keyof typeof answers
-const cached = (endpoint: Endpoint) => cache.get(answerKey(endpoint, { ...query, page }), answers[endpoint])
+const cached = <E extends Endpoint>(endpoint: E) =>
+  cache.get(
+    answerKey(endpoint, { ...query, page } as StatisticsQuery),
+    answers[endpoint] as () => Promise<unknown>,
+  )
 
 /** Every endpoint's cached answer equals a fresh one; returns the cached ones. */
 async function expectFresh() {
