@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// Analytics under load: a dashboard's overlapping requests (companies, visitors and totals over 30
-// days, mixed) at a fixed rate over a few connections, on the analytics bench's store, by phase:
-// the first minute after a start, alone, beside pixel ingest, and the first minute after a restart
-// with ingest beside it. Latency runs from the moment a request was due (open loop), so queueing
-// counts. The one-at-a-time p50 of each endpoint, measured in the same run, is the baseline.
+// Analytics under load: dashboards' overlapping requests (companies and visitors pages 1-3 of 30
+// days, totals of 30, 7 and 1 days, mixed) at a fixed rate over a few connections, on the analytics
+// bench's store, by phase: the first minute after a start, alone, beside pixel ingest, the first
+// minute after a restart with ingest beside it, and alone with the statistics answer cache off.
+// Latency runs from the moment a request was due (open loop), so queueing counts. Each phase
+// reports how many answers the cache served. The one-at-a-time p50 of each endpoint with the cache
+// off, measured in the same run, is the baseline.
 //
 //   npm run build && node bench/analytics/load.bench.mjs --data /tmp/analytics-10m
 //     [--rate 10] [--connections 4] [--seconds 60] [--ingest-rate 350] [--rounds 20]
@@ -77,22 +79,39 @@ const { organizationId, apiKey, trackingKey } = bootstrap
   }
 }
 
-// The mix: companies, visitors and totals in turn, over the last 30 days.
+// The mix: companies, visitors and totals in turn, as dashboards ask for them: each request's range
+// ends at the moment it is sent; the lists' pages 1 to 3, the totals over 30, 7 or 1 days (nine
+// different answers). The one-at-a-time baseline asks for page 1 and 30 days.
 const now = Date.now()
-const range = { from: new Date(now - 30 * 86_400_000).toISOString(), to: new Date(now).toISOString() }
+const rangeOf = (days, at = Date.now()) => ({
+  from: new Date(at - days * 86_400_000).toISOString(),
+  to: new Date(at).toISOString(),
+})
 const query = (params) => new URLSearchParams(params).toString()
-const list = { organizationId, ...range, page: '1', limit: '25' }
+const listPath = (kind, page, range) =>
+  `/api/v1/companies${kind === 'visitors' ? '/visitors' : ''}?${query({ organizationId, ...range, page: String(page), limit: '25' })}`
+const totalsPath = (range) => `/api/v1/companies/statistic/${organizationId}/total?${query(range)}`
 const endpoints = [
-  { kind: 'companies', urlPath: `/api/v1/companies?${query(list)}` },
-  { kind: 'visitors', urlPath: `/api/v1/companies/visitors?${query(list)}` },
-  { kind: 'totals', urlPath: `/api/v1/companies/statistic/${organizationId}/total?${query(range)}` },
+  { kind: 'companies', urlPath: listPath('companies', 1, rangeOf(30, now)) },
+  { kind: 'visitors', urlPath: listPath('visitors', 1, rangeOf(30, now)) },
+  { kind: 'totals', urlPath: totalsPath(rangeOf(30, now)) },
 ]
-const plan = (i) => endpoints[i % endpoints.length]
+const variants = [1, 2, 3]
+const totalsDays = [30, 7, 1]
+const plan = (i) => {
+  const kind = endpoints[i % endpoints.length].kind
+  const variant = Math.floor(i / endpoints.length) % variants.length
+  const urlPath =
+    kind === 'totals'
+      ? totalsPath(rangeOf(totalsDays[variant]))
+      : listPath(kind, variants[variant], rangeOf(30))
+  return { kind, urlPath }
+}
 
 const serverEnv = { API_RATE_LIMIT: '1000000000', TRUST_PROXY: '1', LOG_LEVEL: 'info' }
 const serverLog = values['server-log']
-const start = async () => {
-  const server = await startServer(dataDir, [], serverEnv)
+const start = async (env = {}) => {
+  const server = await startServer(dataDir, [], { ...serverEnv, ...env })
   return { ...server, startedAt: performance.now() }
 }
 const saveLog = (server, label) => {
@@ -101,7 +120,9 @@ const saveLog = (server, label) => {
 
 const phases = []
 /** One phase of the open loop, with pixel ingest beside it when `ingest`. */
-async function phase(server, name, { ingest = false } = {}) {
+async function phase(server, name, { ingest = false, warmUp = false } = {}) {
+  // The first minute after a start passes unmeasured (the worker's first passes).
+  if (warmUp) await openLoop({ base: server.url, apiKey, rate, seconds, connections, plan })
   const loadBefore = loadAverage()
   const cpuBefore = { server: processCpuMs(server.pid), machine: machineCpuMs() }
   const started = performance.now()
@@ -125,6 +146,7 @@ async function phase(server, name, { ingest = false } = {}) {
       endpoints.map(({ kind }) => [kind, latencySummary(ok.filter((s) => s.kind === kind).map((s) => s.ms))]),
     ),
     failed: samples.length - ok.length,
+    cache: cacheCounts(ok),
     failures: [...new Set(samples.filter((s) => s.status !== 200).map((s) => s.error ?? s.status))],
     ingested,
     cores,
@@ -133,17 +155,25 @@ async function phase(server, name, { ingest = false } = {}) {
   phases.push(result)
   progress(
     `${name}: p50 ${result.all.p50.toFixed(1)} ms, p99 ${result.all.p99.toFixed(1)} ms, max ${result.all.max.toFixed(0)} ms` +
+      `; cache ${cacheText(result.cache)}` +
       `${result.failed ? `, ${result.failed} failed (${result.failures.join(', ')})` : ''}` +
       `; cores: server ${cores.server.toFixed(2)}, others ${cores.others.toFixed(2)}${ingested ? `; ingest ${ingested.rate.toFixed(0)} hits/s accepted of ${ingested.sent} sent, ${ingested.refused} refused, p50 ${ingested.p50?.toFixed(0)} / p99 ${ingested.p99?.toFixed(0)} ms` : ''}; load ${result.load}`,
   )
 }
 
-const baseline = {}
-let server = await start()
-try {
-  // Right after the start: the worker's first passes run beside the requests.
-  await phase(server, 'first minute after a start')
-  // One at a time, on the warm server: the same run's baseline.
+/** How the answer cache served a phase's answers: hits (kept or shared with a request under way). */
+function cacheCounts(samples) {
+  const counts = { hit: 0, shared: 0, miss: 0, off: 0 }
+  for (const sample of samples) if (sample.cache in counts) counts[sample.cache]++
+  return counts
+}
+const cacheText = (c) =>
+  c.off > 0 && c.hit + c.shared + c.miss === 0
+    ? 'off'
+    : `${(((c.hit + c.shared) / Math.max(1, c.hit + c.shared + c.miss)) * 100).toFixed(0)} % (${c.hit} kept, ${c.shared} shared, ${c.miss} computed)`
+
+/** Each endpoint one at a time on `server` (its answers computed: the cache is off there). */
+async function oneAtATime(server) {
   for (const { kind, urlPath } of endpoints) {
     await timedGet(server.url, urlPath, apiKey)
     const samples = []
@@ -155,6 +185,13 @@ try {
       `${kind}, one at a time: p50 ${baseline[kind].p50.toFixed(1)} ms, ${baseline[kind].cpuMs.toFixed(0)} ms of server CPU per request`,
     )
   }
+}
+
+const baseline = {}
+let server = await start()
+try {
+  // Right after the start: the worker's first passes run beside the requests.
+  await phase(server, 'first minute after a start')
   await phase(server, 'alone')
   await phase(server, `beside ingest (${ingestRate} hits/s)`, { ingest: true })
   saveLog(server, 'first start')
@@ -162,6 +199,13 @@ try {
   server = await start()
   await phase(server, `first minute after a restart, beside ingest (${ingestRate} hits/s)`, { ingest: true })
   saveLog(server, 'restart')
+  await server.stop()
+  // The same load with the answer cache off (STATISTICS_CACHE_ROWS=0), then the same run's
+  // one-at-a-time baseline on that warm server.
+  server = await start({ STATISTICS_CACHE_ROWS: '0' })
+  await phase(server, 'alone, answer cache off (after its first minute)', { warmUp: true })
+  await oneAtATime(server)
+  saveLog(server, 'cache off')
 } finally {
   await server.stop()
 }
@@ -176,21 +220,26 @@ const section = `## Under load (${dataset.counts.pageViews.toLocaleString('en')}
 <!-- load: generated by bench/analytics/load.bench.mjs; rerun it to refresh this section -->
 
 Target: **p50 <= 50 ms and p99 <= 250 ms** at ${rate} requests/s (companies, visitors and totals in
-turn, 30 days, ${connections} keep-alive connections), alone, beside ingest at ${ingestRate} hits/s, and in
+turn, ${connections} keep-alive connections), alone, beside ingest at ${ingestRate} hits/s, and in
 the first minute after a start. Open loop: each request is due at a fixed time and timed from then to
 the last byte of its answer, so waiting for a connection counts. The server runs with role \`all\`.
+Each request's range ends when it is sent: the lists' pages 1, 2 and 3 of the last 30 days, the
+totals of the last 30, 7 and 1 days (nine different answers, each asked about once a second). The
+statistics answer cache (packages/core/src/analytics/answer-cache.ts) is on (its default) but in
+the last phase; "cache hits" counts the answers it served without computing them (kept, or shared
+with an identical request under way) among those that went through it.
 
 - Measured ${new Date(now).toISOString().slice(0, 10)}: ${cpus.length} vCPU (${cpus[0]?.model.trim() ?? 'unknown'}), Node ${process.version}
 - Command: \`${command}\`; ${seconds} s per phase
 
-One at a time, same run (${rounds} rounds each): ${endpoints.map(({ kind }) => `${kind} p50 ${ms(baseline[kind]?.p50)} ms (${ms(baseline[kind]?.cpuMs)} ms of server CPU)`).join(', ')}.
+One at a time, same run, answer cache off (${rounds} rounds each, page 1, 30 days): ${endpoints.map(({ kind }) => `${kind} p50 ${ms(baseline[kind]?.p50)} ms (${ms(baseline[kind]?.cpuMs)} ms of server CPU)`).join(', ')}.
 
-| phase | requests | p50 ms | p90 ms | p99 ms | max ms | companies p50 / p99 | visitors p50 / p99 | totals p50 / p99 | ingest accepted | cores used: server / others | load average | target |
-|---|---:|---:|---:|---:|---:|---|---|---|---|---|---|---|
+| phase | requests | p50 ms | p90 ms | p99 ms | max ms | companies p50 / p99 | visitors p50 / p99 | totals p50 / p99 | cache hits | ingest accepted | cores used: server / others | load average | target |
+|---|---:|---:|---:|---:|---:|---|---|---|---|---|---|---|---|
 ${phases
   .map(
     (p) =>
-      `| ${p.name} | ${p.all.count}${p.failed ? ` (${p.failed} failed)` : ''} | ${ms(p.all.p50)} | ${ms(p.all.p90)} | ${ms(p.all.p99)} | ${ms(p.all.max)} | ${endpoints.map(({ kind }) => `${ms(p.byKind[kind].p50)} / ${ms(p.byKind[kind].p99)}`).join(' | ')} | ${p.ingested ? `${p.ingested.rate.toFixed(0)} hits/s (p50 ${ms(p.ingested.p50)} / p99 ${ms(p.ingested.p99)} ms)${p.ingested.refused ? `, ${p.ingested.refused} refused` : ''}` : '-'} | ${p.cores.server.toFixed(2)} / ${p.cores.others.toFixed(2)} | ${p.load} | ${met(p)} |`,
+      `| ${p.name} | ${p.all.count}${p.failed ? ` (${p.failed} failed)` : ''} | ${ms(p.all.p50)} | ${ms(p.all.p90)} | ${ms(p.all.p99)} | ${ms(p.all.max)} | ${endpoints.map(({ kind }) => `${ms(p.byKind[kind].p50)} / ${ms(p.byKind[kind].p99)}`).join(' | ')} | ${cacheText(p.cache)} | ${p.ingested ? `${p.ingested.rate.toFixed(0)} hits/s (p50 ${ms(p.ingested.p50)} / p99 ${ms(p.ingested.p99)} ms)${p.ingested.refused ? `, ${p.ingested.refused} refused` : ''}` : '-'} | ${p.cores.server.toFixed(2)} / ${p.cores.others.toFixed(2)} | ${p.load} | ${met(p)} |`,
   )
   .join('\n')}
 `

@@ -12,7 +12,10 @@ function get(agent, base, urlPath, headers) {
   return new Promise((resolve) => {
     const request = http.get(new URL(urlPath, base), { agent, headers }, (response) => {
       response.on('data', () => {})
-      response.on('end', () => resolve({ status: response.statusCode }))
+      // How the statistics answer cache served it (hit, shared, miss, off), when it went through it.
+      response.on('end', () =>
+        resolve({ status: response.statusCode, cache: response.headers['x-statistics-cache'] }),
+      )
       response.on('error', (error) => resolve({ status: 0, error: error.message }))
     })
     request.on('error', (error) => resolve({ status: 0, error: error.message }))
@@ -22,8 +25,8 @@ function get(agent, base, urlPath, headers) {
 /**
  * Sends `rate` requests a second for `seconds` over `connections` keep-alive connections, whatever
  * the answers take: request i is due at start + i / rate, and its latency runs from then to the last
- * byte of its answer. `plan(i)` names request i: `{ kind, urlPath }`. Resolves with every sample
- * (`kind`, `ms`, `status`) once the last answer has arrived.
+ * byte of its answer. `plan(i)` names request i: `{ kind, urlPath }` (called when it is due). Resolves
+ * with every sample (`kind`, `ms`, `status`, `cache`) once the last answer has arrived.
  * @example await openLoop({ base, apiKey, rate: 10, seconds: 60, connections: 4, plan })
  */
 export async function openLoop({ base, apiKey, rate, seconds, connections, plan }) {

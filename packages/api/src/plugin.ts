@@ -1,3 +1,4 @@
+import { createAnswerCache } from '@visitor-id/core/analytics'
 import { createKeyAuthenticator, createKeyUsageRecorder } from '@visitor-id/core/api-keys'
 import type { BillingDeps } from '@visitor-id/core/billing'
 import type { Config } from '@visitor-id/core/config'
@@ -11,6 +12,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { registerRoutes } from './register-routes.js'
 import type { ApiServices } from './route-definition.js'
 import { routes } from './routes/index.js'
+import { addStatisticsCacheHeader } from './statistics-cache.js'
 
 export interface ApiPluginOptions {
   config: Config
@@ -59,11 +61,13 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (app, optio
     usage,
     phone,
     reads: { profiles: createVisitorProfileReader(store), phoneSearches: createPhoneSearchReader(store) },
+    statistics: createAnswerCache(store, { maxRows: config.statisticsCacheRows }),
     billing,
     integrations,
     privacy: options.privacy ?? {},
     log: app.log,
   }
   const limiter = coordination.createRateLimiter({ limit: config.apiRateLimit, windowMs: 60_000 })
+  addStatisticsCacheHeader(app)
   registerRoutes(app, routes, services, { limiter, limit: config.apiRateLimit })
 }

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import type { Principal, Scope } from '@visitor-id/core/access'
 import type { OrganizationRow } from '@visitor-id/core/accounts'
+import type { AnswerCache } from '@visitor-id/core/analytics'
 import type { KeyAuthenticator, KeyUsageRecorder } from '@visitor-id/core/api-keys'
 import type { BillingDeps } from '@visitor-id/core/billing'
 import type { Config } from '@visitor-id/core/config'
@@ -69,6 +70,8 @@ export interface ApiServices {
    * out together as the next (core store/batch-loader.ts).
    */
   reads: { profiles: VisitorProfileReader; phoneSearches: PhoneSearchReader }
+  /** Statistics answers kept while the data is unchanged (core analytics/answer-cache.ts). */
+  statistics: AnswerCache
   /** Subscription billing: the configured provider and plans (core billing/index.ts). */
   billing: BillingDeps
   /** Ad-platform integrations and flows (core integrations/index.ts). */

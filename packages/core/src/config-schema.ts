@@ -221,6 +221,7 @@ export const configSchema = z.object({
   BOOTSTRAP: boolean.default(true),
   API_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000_000).default(1000),
   INITIAL_CREDITS: z.coerce.number().int().min(0).max(1_000_000_000).default(1000),
+  STATISTICS_CACHE_ROWS: z.coerce.number().int().min(0).max(10_000_000).default(20_000),
   METRICS_TOKEN: optionalString.refine((v) => v === undefined || /^[\x21-\x7e]{16,256}$/.test(v), {
     message: 'must be 16 to 256 printable characters without spaces',
   }),

@@ -17,6 +17,7 @@ describe('loadConfig', () => {
       trustProxy: false,
       apiRateLimit: 1000,
       initialCredits: 1000,
+      statisticsCacheRows: 20_000,
       metricsToken: undefined,
     })
   })
@@ -40,6 +41,7 @@ describe('loadConfig', () => {
       TRUST_PROXY: 'true',
       API_RATE_LIMIT: '50',
       INITIAL_CREDITS: '0',
+      STATISTICS_CACHE_ROWS: '0',
       METRICS_TOKEN: 'a-long-enough-scrape-token',
     })
     expect(config).toMatchObject({
@@ -59,6 +61,7 @@ describe('loadConfig', () => {
       trustProxy: true,
       apiRateLimit: 50,
       initialCredits: 0,
+      statisticsCacheRows: 0,
       metricsToken: 'a-long-enough-scrape-token',
     })
   })

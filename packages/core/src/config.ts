@@ -149,6 +149,11 @@ export interface Config {
   /** Identification credits a new organization's ledger opens with (0: none). */
   initialCredits: number
   /**
+   * The rows the kept statistics answers hold at most (a list's rows; a totals answer counts 1),
+   * each kept while the data it read is unchanged (analytics/answer-cache.ts); 0 turns the cache off.
+   */
+  statisticsCacheRows: number
+  /**
    * Bearer token that GET /metrics requires when set; unset, /metrics answers loopback clients only
    * (judged by the socket address, never a forwarded one).
    */
@@ -411,6 +416,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bootstrap: c.BOOTSTRAP,
     apiRateLimit: c.API_RATE_LIMIT,
     initialCredits: c.INITIAL_CREDITS,
+    statisticsCacheRows: c.STATISTICS_CACHE_ROWS,
     metricsToken: c.METRICS_TOKEN,
   }
 }

@@ -9,6 +9,7 @@ import type { BatchSink } from './batch-writer.js'
 import type { IngestMetrics } from './metrics.js'
 import { type PageViewRow, pageViewColumns, toColumnValues } from './page-view-row.js'
 import { createPause } from './pause.js'
+import { replayHold } from './replay-hold.js'
 import type { Spool, SpoolEntry } from './spool.js'
 import { nextBatch } from './spool-batch.js'
 
@@ -198,18 +199,11 @@ export function createDurableSink(options: DurableSinkOptions): DurableSink {
       wake()
       await running
     },
-    async holdReplay() {
-      state.held += 1
-      wake()
-      await running
-      let released = false
-      return () => {
-        if (released) return
-        released = true
-        state.held -= 1
-        if (options.spool.pendingBytes > 0) kick()
-      }
-    },
+    holdReplay: replayHold(state, {
+      wake,
+      running: () => running,
+      resume: () => options.spool.pendingBytes > 0 && kick(),
+    }),
     async drained() {
       while (!state.stopped && (options.spool.pendingBytes > 0 || running)) {
         kick()

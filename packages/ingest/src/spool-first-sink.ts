@@ -9,6 +9,7 @@ import type { BatchSink } from './batch-writer.js'
 import { type DurableSink, type DurableSinkOptions, silent } from './durable-sink.js'
 import { encodePageViewRow, type PageViewRow, pageViewColumns } from './page-view-row.js'
 import { createPause } from './pause.js'
+import { replayHold } from './replay-hold.js'
 import { nextBatch, type SpoolBatch } from './spool-batch.js'
 
 export interface SpoolFirstSinkOptions extends DurableSinkOptions {
@@ -180,18 +181,11 @@ export function createSpoolFirstSink(options: SpoolFirstSinkOptions): DurableSin
       wake()
       await running
     },
-    async holdReplay() {
-      state.held += 1
-      wake()
-      await running
-      let released = false
-      return () => {
-        if (released) return
-        released = true
-        state.held -= 1
-        if (options.spool.pendingBytes > 0) kick()
-      }
-    },
+    holdReplay: replayHold(state, {
+      wake,
+      running: () => running,
+      resume: () => options.spool.pendingBytes > 0 && kick(),
+    }),
     async drained() {
       const flushing = state.flushing
       state.flushing = true

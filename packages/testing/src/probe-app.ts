@@ -2,6 +2,7 @@
 // for frame features no route of the table uses yet.
 
 import type { ApiServices, Route } from '@visitor-id/api'
+import { createAnswerCache } from '@visitor-id/core/analytics'
 import { createKeyAuthenticator, createKeyUsageRecorder } from '@visitor-id/core/api-keys'
 import { loadConfig } from '@visitor-id/core/config'
 import { createMemoryCoordination, type RateLimiter } from '@visitor-id/core/coordination'
@@ -44,13 +45,15 @@ export async function startProbeApp(
     const body = toErrorBody(error)
     return reply.code(body.statusCode).send(body)
   })
+  const config = loadConfig({ DATA_DIR: '/nonexistent' })
   const services: ApiServices = {
-    config: loadConfig({ DATA_DIR: '/nonexistent' }),
+    config,
     store: h.store,
     repos: h.repos,
     coordination,
     phone: h.server.phone!,
     reads: { profiles: createVisitorProfileReader(h.store), phoneSearches: createPhoneSearchReader(h.store) },
+    statistics: createAnswerCache(h.store, { maxRows: config.statisticsCacheRows }),
     billing: h.billing,
     integrations: h.integrations,
     keys: createKeyAuthenticator({ repos: h.repos }),

@@ -308,3 +308,26 @@ describe('GET /companies/download', () => {
     ).toBe(404)
   })
 })
+
+describe('the statistics answer cache', () => {
+  it('serves an answer again while the data is unchanged, and a write shows at once', async () => {
+    const fresh = await h.createTenant()
+    await h.seedVisitor(fresh.organizationId, 2, { companyId: acme })
+    const today = new Date().toISOString().slice(0, 10)
+    const totals = () =>
+      get(`/companies/statistic/${fresh.organizationId}/total?from=${today}&to=${today}`, fresh.key)
+    const visitorsList = () => get(`/companies/visitors?organizationId=${fresh.organizationId}`, fresh.key)
+    const first = await totals()
+    expect(first.json()).toMatchObject({ visitors: 1, pageViews: 2 })
+    const again = await totals()
+    expect(again.headers['x-statistics-cache']).toBe('hit')
+    expect(again.json()).toEqual(first.json())
+    expect((await visitorsList()).json().total).toBe(1)
+    // A new visitor (page views, then the settling pass): computed again, with it.
+    await h.seedVisitor(fresh.organizationId, 3)
+    const after = await totals()
+    expect(after.headers['x-statistics-cache']).toBe('miss')
+    expect(after.json()).toMatchObject({ visitors: 2, pageViews: 5 })
+    expect((await visitorsList()).json().total).toBe(2)
+  })
+})

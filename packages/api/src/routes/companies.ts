@@ -33,6 +33,7 @@ import {
   withRange,
 } from '../schemas/analytics.js'
 import { hostname, organizationIdParam, pageOf, paginationQuery, pathId } from '../schemas/common.js'
+import { cachedAnswer } from '../statistics-cache.js'
 import { addressed } from './context.js'
 
 const tag = 'Companies and statistics'
@@ -110,14 +111,17 @@ export const companyRoutes: Route[] = [
     example: (ids) => ({
       query: { organizationId: ids.organizationId, from: '2026-01-01', to: '2026-01-31' },
     }),
-    async handler({ organization, query, services }) {
+    async handler({ organization, query, request, services }) {
       const base = await statisticsQuery(services, addressed(organization).id, query)
-      const result = await companyStatistics(services.store, {
+      const asked = {
         ...base,
-        page: query,
+        page: { page: query.page, limit: query.limit },
         ...(query.sort ? { sort: query.sort } : {}),
         order: query.order,
-      })
+      }
+      const result = await cachedAnswer(services.statistics, request, 'companies', asked, () =>
+        companyStatistics(services.store, asked),
+      )
       return pageOf(project(result.rows, query.fields), query, result.total)
     },
   }),
@@ -138,14 +142,17 @@ export const companyRoutes: Route[] = [
     response: { status: 200, description: 'A page of visitors', schema: visitorStatisticsPage },
     errors: [],
     example: (ids) => ({ query: { organizationId: ids.organizationId, ICPOnly: 'true' } }),
-    async handler({ organization, query, services }) {
+    async handler({ organization, query, request, services }) {
       const base = await statisticsQuery(services, addressed(organization).id, query)
-      const result = await visitorStatistics(services.store, {
+      const asked = {
         ...base,
-        page: query,
+        page: { page: query.page, limit: query.limit },
         domain: query.domain,
         icpSlug: query.icpSlug,
-      })
+      }
+      const result = await cachedAnswer(services.statistics, request, 'visitors', asked, () =>
+        visitorStatistics(services.store, asked),
+      )
       return pageOf(project(result.rows, query.fields), query, result.total)
     },
   }),
@@ -164,13 +171,12 @@ export const companyRoutes: Route[] = [
     response: { status: 200, description: 'A page of visitors', schema: visitorStatisticsPage },
     errors: [],
     example: (ids) => ({ params: { companyId: 'acme' }, query: { organizationId: ids.organizationId } }),
-    async handler({ organization, params, query, services }) {
+    async handler({ organization, params, query, request, services }) {
       const base = await statisticsQuery(services, addressed(organization).id, query)
-      const result = await visitorStatistics(services.store, {
-        ...base,
-        page: query,
-        companyId: params.companyId,
-      })
+      const asked = { ...base, page: { page: query.page, limit: query.limit }, companyId: params.companyId }
+      const result = await cachedAnswer(services.statistics, request, 'visitors', asked, () =>
+        visitorStatistics(services.store, asked),
+      )
       return pageOf(project(result.rows, query.fields), query, result.total)
     },
   }),
@@ -192,13 +198,15 @@ export const companyRoutes: Route[] = [
       params: { organizationId: ids.organizationId },
       query: { from: '2026-01-01', to: '2026-01-31' },
     }),
-    async handler({ organization, query, services }) {
+    async handler({ organization, query, request, services }) {
       const base = await statisticsQuery(services, addressed(organization).id, query)
-      const [totals, filtered] = await Promise.all([
-        statisticsTotals(services.store, base),
-        filteredHits(services.store, base),
-      ])
-      return { ...totals, filtered }
+      return cachedAnswer(services.statistics, request, 'totals', base, async () => {
+        const [totals, filtered] = await Promise.all([
+          statisticsTotals(services.store, base),
+          filteredHits(services.store, base),
+        ])
+        return { ...totals, filtered }
+      })
     },
   }),
   defineRoute({

@@ -159,7 +159,12 @@ async function companyFiguresOf(
   pageFlags?: ReadonlyMap<string, { identified: number; icp: number }>,
 ): Promise<CompanyStatistics[]> {
   if (ids.length === 0) return []
-  const s = rollupScope(query, ' AND company_id IN {companyIds:Array(String)}', 'company_hours')
+  const s = rollupScope(
+    query,
+    ' AND company_id IN {companyIds:Array(String)}',
+    'company_hours',
+    pageFlags ? [] : ['icp_matched'],
+  )
   const params = { ...s.params, companyIds: ids }
   const [figures, identified, profiles] = await Promise.all([
     store.query<CompanyFigures>(

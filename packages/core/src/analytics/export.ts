@@ -163,7 +163,10 @@ export async function* exportCompanyCsv(
   const all = rollupScope(query, '', 'company_hours')
   const slices = await idSlices(store, all, all.params, 'company_id', pageSize)
   yield* slicesText(slices.count, (slice) => {
-    const s = rollupScope(query, ` AND ${slices.where('company_id', slice)}`, 'company_hours')
+    const s = rollupScope(query, ` AND ${slices.where('company_id', slice)}`, 'company_hours', [
+      'identified',
+      'icp_matched',
+    ])
     return store.text(
       `${s.with}
       SELECT ${lineSql(companyCells, fields)}

@@ -1,4 +1,13 @@
 // The public face of core's analytics domain: what other packages import as @visitor-id/core/analytics.
+export {
+  type AnswerCache,
+  type AnswerCacheStats,
+  answerKey,
+  answerTables,
+  type CacheOutcome,
+  createAnswerCache,
+  dataVersion,
+} from './answer-cache.js'
 export { type AudienceFilter, audienceSql } from './audience.js'
 export {
   type ChartInterval,

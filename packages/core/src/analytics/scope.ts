@@ -10,7 +10,7 @@
 // session or a company counts in a range when it has hits in it; page views, engaged time and
 // session durations are those of the hits in the range.
 import type { IcpConfigRow } from '../icp/rows.js'
-import { type AudienceFilter, audienceSql } from './audience.js'
+import { type AudienceClause, type AudienceFilter, audienceSql } from './audience.js'
 
 export const hourMs = 3_600_000
 
@@ -39,14 +39,23 @@ export interface PageRequest {
   limit: number
 }
 
-/** The rows of a rollup of the organization in the range, for the audience, as SQL and its parameters. */
-export function rollupScope(query: StatisticsQuery, extraWhere: string, table: Rollup) {
+/**
+ * The rows of a rollup of the organization in the range, for the audience, as SQL and its
+ * parameters; `needs`: the audience's `WITH` clauses the statement names itself.
+ */
+export function rollupScope(
+  query: StatisticsQuery,
+  extraWhere: string,
+  table: Rollup,
+  needs: readonly AudienceClause[] = [],
+) {
   const [name, kind] = table.split(':')
   // first_hour_counts has no visitors: its readers choose the audience's columns (countColumns).
   const audience = audienceSql(
     query.configs,
     name === 'first_hour_counts' ? {} : query,
     name === 'first_hours',
+    needs,
   )
   const range = effectiveRange(query.range)
   return {
