@@ -238,14 +238,18 @@ describe('dashboard settings', { timeout: 60_000 }, () => {
     const privacy = page.getByRole('form', { name: 'Retention and regions' })
     await expect.poll(() => privacy.locator('[data-retention]').innerText()).toContain('395 days')
     await privacy.getByLabel('Keep full IP addresses (days)').fill('14')
-    await privacy.getByRole('button', { name: 'Save retention' }).click()
+    await privacy.getByLabel(/Identify companies only/).check()
+    await privacy.getByLabel(/Countries/).fill('de, fr')
+    await privacy.getByRole('button', { name: 'Save privacy settings' }).click()
     await expect
       .poll(() => privacy.locator('[data-retention]').innerText())
       .toContain('full IP addresses 14 days')
+    await expect.poll(() => privacy.locator('[data-company-only]').innerText()).toContain('for 2 countries')
     expect(await api(`/organization/${boot.organizationId}/privacy`)).toMatchObject({
       retentionDays: 395,
       ipRetentionDays: 14,
       own: { retentionDays: null, ipRetentionDays: 14 },
+      companyOnly: { enabled: true, countries: ['DE', 'FR'] },
     })
     // An identified visitor of the demo, found through the API.
     const now = new Date()
