@@ -91,7 +91,10 @@ process.once('exit', () => rmSync(runDir, { recursive: true, force: true }))
 // prepared more than a day ago would otherwise be settled whole during the run. Migrated first: a
 // store prepared by an earlier release lacks the tables today's pass writes.
 await withStore(runDir, async (store) => {
-  await migrate(store)
+  const started = performance.now()
+  const { applied } = await migrate(store)
+  if (applied.length > 0)
+    log(`migrated the copy (${applied.join(', ')}) in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   await settleFirstHours(store)
 })
 const keys = JSON.parse(readFileSync(path.join(runDir, 'bootstrap.json'), 'utf8'))
