@@ -82,7 +82,12 @@ SETTINGS merge_selector_base = 10, index_granularity = 64, min_compress_block_si
 
 -- Every row, by the same sharding key as sessions, so each lands on the shard that held it. On a
 -- cluster the insert is synchronous: nothing may still be queued for the copy when it is exchanged.
-INSERT INTO sessions_granules SETTINGS insert_distributed_sync = 1
+-- In small blocks on one thread: the states of a block of sessions are large (`views`), and the
+-- copy must fit the engine's default statement memory (STORE_QUERY_MEMORY_LIMIT, 384 MiB) on a
+-- store of millions of sessions.
+INSERT INTO sessions_granules SETTINGS insert_distributed_sync = 1, max_threads = 1, max_insert_threads = 1,
+  max_block_size = 8192, max_insert_block_size = 65536, min_insert_block_size_rows = 65536,
+  min_insert_block_size_bytes = 16777216
 SELECT organization_id, visitor_id, session_id, started_at, ended_at, page_view_count, engaged_ms, max_scroll,
   first_page_view, exit_page, company_id, views, identity, icp
 FROM sessions;
