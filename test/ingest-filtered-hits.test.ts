@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { settleFirstHours } from '@visitor-id/core/analytics'
+import { filteredHitReasons, settleFirstHours } from '@visitor-id/core/analytics'
 import { type Harness, startHarness } from '@visitor-id/testing/harness'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromeUserAgent, eventually, pixelHit } from './fixtures/hits.js'
@@ -74,7 +74,7 @@ const metric = async (reason: string) => {
   return Number(line?.split(' ')[1] ?? Number.NaN)
 }
 
-const reasons = ['unknown_key', 'bot', 'automation', 'origin', 'privacy', 'invalid'] as const
+const reasons = ['unknown_key', ...filteredHitReasons] as const
 
 describe('filtered hits', () => {
   it('are counted per organization and reason, stored as nothing, and shown next to the totals', async () => {
@@ -109,7 +109,7 @@ describe('filtered hits', () => {
     // And one person, who is the organization's only visitor of the file.
     await collect(pixelHit(key, { v: visitors.human, u: page() }), { origin: 'https://shop.test' })
 
-    const expected = { bot: 2, automation: 3, origin: 2, privacy: 2, invalid: 1 }
+    const expected = { bot: 2, automation: 3, origin: 2, privacy: 2, invalid: 1, consent: 0, company_only: 0 }
     // Ingest writes its counts every 2 s: the totals show them once written.
     const { filtered } = await eventually(async () => {
       const answer = await totals(org, h.boot.apiKey)
@@ -147,7 +147,7 @@ describe('filtered hits', () => {
     })
     expect(theirs.filtered).toEqual({
       total: 1,
-      byReason: { bot: 1, automation: 0, origin: 0, privacy: 0, invalid: 0 },
+      byReason: { bot: 1, automation: 0, origin: 0, privacy: 0, invalid: 0, consent: 0, company_only: 0 },
     })
     // Counted by day: a range of other days has none.
     expect((await totals(org, h.boot.apiKey, '2020-01-01', '2020-01-31')).filtered.total).toBe(0)

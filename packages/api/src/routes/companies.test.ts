@@ -187,7 +187,12 @@ describe('statistics', () => {
       engagedSeconds: 0,
       from: `${today}T00:00:00.000Z`,
       to: `${today}T23:59:59.999Z`,
-      filtered: { total: 0, byReason: { bot: 0, automation: 0, origin: 0, privacy: 0, invalid: 0 } },
+      filtered: {
+        total: 0,
+        byReason: { bot: 0, automation: 0, origin: 0, privacy: 0, invalid: 0, consent: 0, company_only: 0 },
+      },
+      // The server's default retention: raw data from 395 days before now.
+      rawDataFrom: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     })
     expect((await get(`/companies/statistic/${org()}/total?from=${today}`)).statusCode).toBe(400)
     expect((await get(`/companies/statistic/${org()}/total?from=2026-02-01&to=2026-01-01`)).statusCode).toBe(

@@ -16,6 +16,7 @@ import {
 } from '@visitor-id/core/analytics'
 import { appError } from '@visitor-id/core/errors'
 import { organizationIcpConfigs } from '@visitor-id/core/icp'
+import { cutoffOf, organizationPrivacy } from '@visitor-id/core/privacy'
 import { z } from 'zod'
 import { bomParam, csvText } from '../csv.js'
 import { type ApiServices, csvResponse, defineRoute, type Route } from '../route-definition.js'
@@ -189,7 +190,7 @@ export const companyRoutes: Route[] = [
     tenancy: 'organization-param',
     tag,
     summary: 'Totals over a range',
-    description: `Distinct visitors, identified visitors, companies and sessions, page views, average session duration and ICP visitors; \`filtered\`: the hits ingest dropped (bots, automation, foreign origins, privacy signals) on the days of the range, by reason (grain: the UTC day). \`from\` and \`to\` are required; \`timezone\` places date-only bounds. ${rangeNote}`,
+    description: `Distinct visitors, identified visitors, companies and sessions, page views, average session duration and ICP visitors; \`filtered\`: the hits ingest dropped (bots, automation, foreign origins, privacy signals) on the days of the range, by reason (grain: the UTC day); \`rawDataFrom\`: from when raw data exists under the organization's retention. \`from\` and \`to\` are required; \`timezone\` places date-only bounds. ${rangeNote}`,
     params: organizationParams,
     query: withRange(audienceQuery, { required: true, withTimeZone: true }),
     response: { status: 200, description: 'The totals', schema: totalsSchema },
@@ -199,14 +200,22 @@ export const companyRoutes: Route[] = [
       query: { from: '2026-01-01', to: '2026-01-31' },
     }),
     async handler({ organization, query, request, services }) {
-      const base = await statisticsQuery(services, addressed(organization).id, query)
-      return cachedAnswer(services.statistics, request, 'totals', base, async () => {
+      const organizationId = addressed(organization).id
+      const base = await statisticsQuery(services, organizationId, query)
+      const answer = await cachedAnswer(services.statistics, request, 'totals', base, async () => {
         const [totals, filtered] = await Promise.all([
           statisticsTotals(services.store, base),
           filteredHits(services.store, base),
         ])
         return { ...totals, filtered }
       })
+      // Outside the cache: the settings change without the tables.
+      const retention = await organizationPrivacy(
+        services.repos.privacySettings,
+        services.config.retention,
+        organizationId,
+      )
+      return { ...answer, rawDataFrom: cutoffOf(retention.retentionDays, Date.now()) ?? null }
     },
   }),
   defineRoute({

@@ -206,6 +206,12 @@ export const totalsSchema = z.object({
   from: timestamp.describe('Start of the window counted (the start of the hour of `from`)'),
   to: timestamp.describe('End of the window counted (the end of the hour of `to`)'),
   filtered: filteredSchema,
+  rawDataFrom: timestamp
+    .nullable()
+    .describe(
+      "From when raw data exists under the organization's retention (see the privacy settings): a range " +
+        'before it keeps its visitors, sessions and page views (hourly counts), not its companies; null: kept forever',
+    ),
 })
 
 export const chartSchema = z.array(

@@ -52,7 +52,7 @@ describe('filtered hits', () => {
   it('sums every write by reason over the days of the range, all reasons present', async () => {
     expect(await filteredHits(store, range('2026-03-01T00:00:00Z', '2026-03-03T23:59:59Z'))).toEqual({
       total: 22,
-      byReason: { bot: 12, automation: 2, origin: 3, privacy: 1, invalid: 4 },
+      byReason: { bot: 12, automation: 2, origin: 3, privacy: 1, invalid: 4, consent: 0, company_only: 0 },
     })
   })
 
@@ -60,13 +60,16 @@ describe('filtered hits', () => {
     // From the last hour of March 1st to the first hour of March 2nd: both days whole.
     expect(await filteredHits(store, range('2026-03-01T23:30:00Z', '2026-03-02T00:10:00Z'))).toEqual({
       total: 21,
-      byReason: { bot: 12, automation: 2, origin: 3, privacy: 0, invalid: 4 },
+      byReason: { bot: 12, automation: 2, origin: 3, privacy: 0, invalid: 4, consent: 0, company_only: 0 },
     })
     expect((await filteredHits(store, range('2026-03-03T05:00:00Z', '2026-03-03T06:00:00Z'))).total).toBe(1)
   })
 
   it('answers zeros outside the counted days and for an organization without any', async () => {
-    const zeros = { total: 0, byReason: { bot: 0, automation: 0, origin: 0, privacy: 0, invalid: 0 } }
+    const zeros = {
+      total: 0,
+      byReason: { bot: 0, automation: 0, origin: 0, privacy: 0, invalid: 0, consent: 0, company_only: 0 },
+    }
     expect(await filteredHits(store, range('2026-02-01T00:00:00Z', '2026-02-28T23:59:59Z'))).toEqual(zeros)
     expect(
       await filteredHits(store, { organizationId: newId(), range: { from: '2026-03-01', to: '2026-03-31' } }),
@@ -80,7 +83,7 @@ describe('filtered hits', () => {
     })
     expect(theirs).toEqual({
       total: 100,
-      byReason: { bot: 100, automation: 0, origin: 0, privacy: 0, invalid: 0 },
+      byReason: { bot: 100, automation: 0, origin: 0, privacy: 0, invalid: 0, consent: 0, company_only: 0 },
     })
   })
 
@@ -95,6 +98,9 @@ describe('filtered hits', () => {
         organizationId: newer,
         range: { from: '2026-03-05', to: '2026-03-05T12:00:00Z' },
       }),
-    ).toEqual({ total: 10, byReason: { bot: 1, automation: 0, origin: 0, privacy: 0, invalid: 0 } })
+    ).toEqual({
+      total: 10,
+      byReason: { bot: 1, automation: 0, origin: 0, privacy: 0, invalid: 0, consent: 0, company_only: 0 },
+    })
   })
 })
