@@ -21,6 +21,8 @@ export const retainedTables: readonly { table: string; time: string }[] = [
   { table: 'sessions', time: 'ended_at' },
   { table: 'visitor_hours', time: 'hour' },
   { table: 'company_hours', time: 'hour' },
+  // A visitor's facts as partial rows: those of activity past the limit go, newer ones stay.
+  { table: 'visitor_facts', time: 'last_seen_at' },
   { table: 'first_hours', time: 'hour' },
   { table: 'first_hours_by_visitor', time: 'hour' },
   { table: 'events', time: 'created_at' },
