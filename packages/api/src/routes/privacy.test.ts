@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { emailSha256 } from '@visitor-id/core/identification'
 import { errorBody, type Harness, startHarness } from '@visitor-id/testing/harness'
+import { tablesNaming as tablesWithNeedles } from '@visitor-id/testing/store-search'
 import { until } from '@visitor-id/testing/until'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -89,21 +90,7 @@ const exported = (payload: unknown, key?: string) =>
     ...(key ? { key } : {}),
   })
 
-/** Rows of each table of the store (views aside) in which any of `needles` appears, in any column. */
-async function tablesNaming(needles: string[]): Promise<Record<string, number>> {
-  const tables = await h.store.query<{ name: string }>(
-    `SELECT name FROM system.tables WHERE database = currentDatabase() AND engine NOT LIKE '%View' ORDER BY name`,
-  )
-  const found: Record<string, number> = {}
-  for (const { name } of tables) {
-    const [row] = await h.store.query<{ n: number }>(
-      `SELECT count() AS n FROM ${name} WHERE multiSearchAnyCaseInsensitive(formatRow('TabSeparated', *), {needles:Array(String)})`,
-      { needles },
-    )
-    if (Number(row?.n) > 0) found[name] = Number(row?.n)
-  }
-  return found
-}
+const tablesNaming = (needles: string[]) => tablesWithNeedles(h.store, needles)
 const personal = (who: Person) => [who.email, emailSha256(who.email), who.lastName, who.firstName, who.phone]
 
 beforeAll(async () => {

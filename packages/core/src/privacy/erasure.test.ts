@@ -4,6 +4,7 @@
 // visitor id or contact id; the other person's rows are all there; and the statistics equal those
 // of the store before the erased person's rows were written.
 
+import { tablesNaming as tablesWithNeedles } from '@visitor-id/testing/store-search'
 import { tempDir } from '@visitor-id/testing/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { settleFirstHours } from '../analytics/first-hours.js'
@@ -197,21 +198,7 @@ async function writePerson(person: Someone, offsetMs: number) {
 const range = () => ({ from: new Date(start - day).toISOString(), to: new Date().toISOString() })
 const totals = () => statisticsTotals(store, { organizationId: org, range: range(), configs: [] })
 
-/** Rows of each table of the store (views aside) in which any of `needles` appears, in any column. */
-async function tablesNaming(needles: string[]): Promise<Record<string, number>> {
-  const tables = await store.query<{ name: string }>(
-    `SELECT name FROM system.tables WHERE database = currentDatabase() AND engine NOT LIKE '%View' ORDER BY name`,
-  )
-  const found: Record<string, number> = {}
-  for (const { name } of tables) {
-    const [row] = await store.query<{ n: number }>(
-      `SELECT count() AS n FROM ${name} WHERE multiSearchAnyCaseInsensitive(formatRow('TabSeparated', *), {needles:Array(String)})`,
-      { needles },
-    )
-    if (Number(row?.n) > 0) found[name] = Number(row?.n)
-  }
-  return found
-}
+const tablesNaming = (needles: string[]) => tablesWithNeedles(store, needles)
 
 const needlesOf = (person: Someone) => [
   person.email,
