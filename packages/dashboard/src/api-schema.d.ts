@@ -614,7 +614,7 @@ export interface paths {
         };
         /**
          * Totals over a range
-         * @description Distinct visitors, identified visitors, companies and sessions, page views, average session duration and ICP visitors; `filtered`: the hits ingest dropped (bots, automation, foreign origins, privacy signals) on the days of the range, by reason (grain: the UTC day). `from` and `to` are required; `timezone` places date-only bounds. Ranges count whole hours (`from` from the start of its hour, `to` to the end of its hour); default: the last 30 days; at most 366 days.
+         * @description Distinct visitors, identified visitors, companies and sessions, page views, average session duration and ICP visitors; `filtered`: the hits ingest dropped (bots, automation, foreign origins, privacy signals) on the days of the range, by reason (grain: the UTC day); `rawDataFrom`: from when raw data exists under the organization's retention. `from` and `to` are required; `timezone` places date-only bounds. Ranges count whole hours (`from` from the start of its hour, `to` to the end of its hour); default: the last 30 days; at most 366 days.
          *
          *     Required scope: `read` (or `admin`, which grants it).
          */
@@ -8529,6 +8529,8 @@ export interface operations {
                                 company_only: number;
                             };
                         };
+                        /** @description From when raw data exists under the organization's retention (see the privacy settings): a range before it keeps its visitors, sessions and page views (hourly counts), not its companies; null: kept forever */
+                        rawDataFrom: string | null;
                     };
                 };
             };

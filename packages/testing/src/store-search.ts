@@ -7,7 +7,10 @@ import type { Store } from '@visitor-id/core/store'
  * bytes hold the strings they keep. Tables with none are left out.
  * @example expect(await tablesNaming(store, [email, visitorId])).toEqual({})
  */
-export async function tablesNaming(store: Store, needles: readonly string[]): Promise<Record<string, number>> {
+export async function tablesNaming(
+  store: Store,
+  needles: readonly string[],
+): Promise<Record<string, number>> {
   const tables = await store.query<{ name: string }>(
     `SELECT name FROM system.tables WHERE database = currentDatabase() AND engine NOT LIKE '%View' ORDER BY name`,
   )

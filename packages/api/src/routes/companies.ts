@@ -16,7 +16,7 @@ import {
 } from '@visitor-id/core/analytics'
 import { appError } from '@visitor-id/core/errors'
 import { organizationIcpConfigs } from '@visitor-id/core/icp'
-import { cutoffOf, organizationPrivacy } from '@visitor-id/core/privacy'
+import { organizationPrivacy, rawDataFrom } from '@visitor-id/core/privacy'
 import { z } from 'zod'
 import { bomParam, csvText } from '../csv.js'
 import { type ApiServices, csvResponse, defineRoute, type Route } from '../route-definition.js'
@@ -215,7 +215,7 @@ export const companyRoutes: Route[] = [
         services.config.retention,
         organizationId,
       )
-      return { ...answer, rawDataFrom: cutoffOf(retention.retentionDays, Date.now()) ?? null }
+      return { ...answer, rawDataFrom: rawDataFrom(retention.retentionDays, Date.now()) }
     },
   }),
   defineRoute({

@@ -3,12 +3,12 @@
 // person travels in the body, never in the URL, so it is in no access log.
 import {
   companyOnlyCountries,
-  cutoffOf,
   effectivePrivacy,
   erasePerson,
   exportPerson,
   listErasures,
   personKeySchema,
+  rawDataFrom,
 } from '@visitor-id/core/privacy'
 import { z } from 'zod'
 import { type ApiServices, defineRoute, type Route } from '../route-definition.js'
@@ -121,7 +121,7 @@ async function presentSettings(services: ApiServices, organizationId: string) {
     retentionDays: applied.retentionDays,
     ipRetentionDays: applied.ipRetentionDays,
     own: { retentionDays: row?.retention_days || null, ipRetentionDays: row?.ip_retention_days || null },
-    rawDataFrom: cutoffOf(applied.retentionDays, Date.now()) ?? null,
+    rawDataFrom: rawDataFrom(applied.retentionDays, Date.now()),
     companyOnly: {
       enabled: Boolean(row?.company_only),
       countries: row?.company_only_countries ?? [],

@@ -22,5 +22,6 @@ export {
   effectivePrivacy,
   organizationPrivacy,
   type PrivacySettingsRow,
+  rawDataFrom,
 } from './settings.js'
 export { personalTables, tablesWithoutPersons } from './tables.js'

@@ -87,3 +87,13 @@ export function companyOnlyCountries(
   if (!row?.company_only) return []
   return row.company_only_countries.length > 0 ? row.company_only_countries : eeaCountries
 }
+
+const hourMs = 3_600_000
+
+/**
+ * From when raw data is whole under a limit of `days` (null: kept forever): the hour after the
+ * cutoff, since the pass that deletes older rows runs about hourly. Stable within an hour, so an
+ * answer that carries it can be compared and cached.
+ */
+export const rawDataFrom = (days: number | null, now: number): string | null =>
+  days === null ? null : new Date(Math.ceil((now - days * 86_400_000) / hourMs) * hourMs).toISOString()
