@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import type { PubSub } from '../coordination/ports.js'
 import { sha256Hex } from '../ids.js'
 import type { Store } from '../store/client.js'
-import { storedTime } from '../store/time.js'
+import { storedTime, timeParam } from '../store/time.js'
 
 /** How an erased visitor id is kept: its hash with its organization's id. */
 export const erasedVisitorHash = (organizationId: string, visitorId: string) =>
@@ -74,7 +74,7 @@ export function createErasedVisitors(
     const rows = await store.query<{ visitor_hash: string; erased_at: string }>(
       `SELECT visitor_hash, erased_at FROM erased_visitors
        WHERE erased_at >= {since:DateTime64(3, 'UTC')} ORDER BY erased_at`,
-      { since },
+      { since: timeParam(since) },
     )
     for (const row of rows) hashes.add(row.visitor_hash)
     // Read the last minute again next time: a row stamped a little earlier may land later.

@@ -12,6 +12,7 @@ import type { Locks } from '../coordination/ports.js'
 import type { Repositories } from '../repositories.js'
 import type { Store } from '../store/client.js'
 import type { EntityRepository } from '../store/repository.js'
+import { timeParam } from '../store/time.js'
 import { mutate } from './mutation.js'
 import { cutoffOf, effectivePrivacy, type PrivacySettingsRow } from './settings.js'
 
@@ -51,8 +52,8 @@ function cutoffParams(
   const own = rows.filter((row) => days(row) !== days(undefined))
   return {
     [`${name}Organizations`]: own.map((row) => row.organization_id),
-    [`${name}Cutoffs`]: own.map((row) => cutoffOf(days(row), now) ?? epoch),
-    [`${name}Default`]: cutoffOf(days(undefined), now) ?? epoch,
+    [`${name}Cutoffs`]: own.map((row) => timeParam(cutoffOf(days(row), now) ?? epoch)),
+    [`${name}Default`]: timeParam(cutoffOf(days(undefined), now) ?? epoch),
   }
 }
 
